@@ -1,0 +1,236 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Fetch Debian kernels (image + headers) into .cache/kernels/<name>/ without
+# installing anything on the host: apt-get download + dpkg-deb -x only.
+#
+#   kernels.sh list              supported kernel names, one per line
+#   kernels.sh fetch K           download + unpack K (idempotent, quiet stdout)
+#   kernels.sh release K         uname -r of K                (needs a fetch)
+#   kernels.sh kdir K            headers build dir of K       (needs a fetch)
+#   kernels.sh image K           vmlinuz of K                 (needs a fetch)
+#   kernels.sh makeflags K       extra make args to build modules for K
+#   kernels.sh builder K         "host" or why K can't be built here
+#
+# Adding a kernel is one row in the table below. Versions are never hard
+# coded: the newest linux-image-amd64 of the suite whose version matches the
+# glob is taken at fetch time, and its Depends name the ABI (uname -r).
+set -euo pipefail
+
+# name  suite               version  builder  image packages (@R@ = uname -r, comma separated)        image path inside the prefix          makeflags (- = none)
+KERNEL_TABLE='
+5.10    bullseye            5.10.*   host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      CC=gcc-12
+6.1     bookworm            6.1.*    host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      -
+6.12    bookworm-backports  6.12.*   host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      -
+7.2     sid                 7.2.*    sid-gcc  linux-base-@R@,linux-binary-unsigned-@R@,linux-modules-@R@  usr/lib/modules/@R@/vmlinuz.unsigned  -
+'
+# Notes per row (kept out of the code on purpose):
+# 5.10: headers' .kernelvariables say gcc-10 (bullseye only); gcc-12 works.
+# 6.12: headers ship a BTF vmlinux, so module builds need pahole (deps.sh).
+# 7.2:  kbuild binaries need glibc 2.38 and the headers gcc-16: a bookworm
+#       host can fetch and boot it, but cannot build modules for it.
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${TCPTW_CACHE:-$REPO/.cache}
+
+die() { echo "kernels.sh: $*" >&2; exit 1; }
+log() { echo "kernels.sh: $*" >&2; }
+
+# row K: print the table row of K, or fail
+row() {
+	local r
+	r=$(awk -v k="$1" '$1 == k' <<<"$KERNEL_TABLE")
+	[ -n "$r" ] || die "unknown kernel '$1' (known: $(list | tr '\n' ' '))"
+	echo "$r"
+}
+
+col() { row "$1" | awk -v c="$2" '{ print $c }'; }
+
+list() { awk 'NF && $1 !~ /^#/ { print $1 }' <<<"$KERNEL_TABLE"; }
+
+info_file() { echo "$CACHE/kernels/$1/info"; }
+
+# info K VAR: a value recorded by fetch
+info() {
+	local f
+	f=$(info_file "$1")
+	row "$1" >/dev/null
+	[ -f "$f" ] || die "kernel $1 not fetched yet; run: $0 fetch $1"
+	awk -F= -v v="$2" '$1 == v { sub(/^[^=]*=/, ""); print }' "$f"
+}
+
+# Add the non-bookworm suites with the pins of apt-sources.md (bookworm
+# keeps priority 900, the others 50), once, and only when needed.
+ensure_suite() {
+	local suite=$1 mirror
+	case $suite in
+	bookworm | bookworm-security | bookworm-updates) return 0 ;;
+	esac
+	if apt-cache policy 2>/dev/null | grep -q "n=$suite,"; then
+		return 0
+	fi
+	mirror=$(awk '/^URIs:/ { print $2; exit }' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+	mirror=${mirror:-http://deb.debian.org/debian}
+	log "adding pinned apt sources (bookworm-backports bullseye sid) for $suite"
+	# Pins first, so there is never a moment where sid could win.
+	cat >/etc/apt/preferences.d/tcptw-kernels <<'EOF'
+Package: *
+Pin: release n=bookworm
+Pin-Priority: 900
+
+Package: *
+Pin: release n=bookworm-security
+Pin-Priority: 900
+
+Package: *
+Pin: release n=bookworm-updates
+Pin-Priority: 900
+
+Package: *
+Pin: release n=bullseye
+Pin-Priority: 50
+
+Package: *
+Pin: release n=sid
+Pin-Priority: 50
+EOF
+	cat >/etc/apt/sources.list.d/tcptw-kernels.sources <<EOF
+Types: deb
+URIs: $mirror
+Suites: bookworm-backports bullseye sid
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+	apt-get -o DPkg::Lock::Timeout=600 update >&2 ||
+		die "apt-get update failed after adding $suite"
+	apt-cache policy 2>/dev/null | grep -q "n=$suite," ||
+		die "suite $suite still unknown to apt after apt-get update"
+}
+
+# newest VERSION of linux-image-amd64 in suite (or its -security/-updates)
+# whose version matches the glob
+newest_meta() {
+	local suite=$1 glob=$2 best="" v
+	while read -r v; do
+		# shellcheck disable=SC2053
+		[[ $v == $glob ]] || continue
+		if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then
+			best=$v
+		fi
+	done < <(apt-cache madison linux-image-amd64 |
+		awk -F'|' -v s="$suite" '{
+			split($3, a, " "); split(a[2], b, "/");
+			if (b[1] == s || b[1] == s "-security" || b[1] == s "-updates") {
+				gsub(/ /, "", $2); print $2 } }')
+	[ -n "$best" ] || die "no linux-image-amd64 $glob in $suite"
+	echo "$best"
+}
+
+# depends PKG=VER: the Depends of one exact package version, one name a line
+depends() {
+	apt-cache show "$1" | awk '/^Depends:/ { sub(/^Depends: */, ""); print; exit }' |
+		tr ',' '\n' | sed 's/^ *//; s/ .*//; s/|.*//'
+}
+
+fetch() {
+	local k=$1 r suite glob imgs imgpath meta pv rel pkgs p dir root t0
+	r=$(row "$k")
+	read -r _ suite glob _ imgs imgpath _ <<<"$r"
+	dir=$CACHE/kernels/$k
+	root=$dir/root
+	mkdir -p "$dir"
+	exec 9>"$dir/.lock"
+	flock 9
+	[ -f "$dir/info" ] && return 0
+	t0=$SECONDS
+
+	ensure_suite "$suite"
+	meta=$(newest_meta "$suite" "$glob")
+	rel=$(depends "linux-image-amd64=$meta" | sed -n 's/^linux-image-//p' | head -1)
+	[ -n "$rel" ] || die "cannot read the ABI from linux-image-amd64=$meta"
+	# The image/headers packages carry the version of their source package,
+	# which the meta package pins with (= PV).
+	pv=$(apt-cache show "linux-image-amd64=$meta" |
+		sed -n "s/^Depends:.*linux-image-$rel (= \([^)]*\)).*/\1/p" | head -1)
+	pv=${pv:-$meta}
+	log "$k: linux $pv, release $rel"
+
+	pkgs=$(tr ',' ' ' <<<"${imgs//@R@/$rel}")
+	pkgs="$pkgs linux-headers-$rel"
+	for p in $(depends "linux-headers-$rel=$pv"); do
+		case $p in
+		linux-headers-* | linux-kbuild-*) pkgs="$pkgs $p" ;;
+		esac
+	done
+
+	rm -rf "$dir/debs" "$root"
+	mkdir -p "$dir/debs" "$root"
+	for p in $pkgs; do
+		log "$k: downloading $p=$pv"
+		(cd "$dir/debs" && apt-get download -q -o APT::Sandbox::User=root "$p=$pv" >&2) ||
+			die "apt-get download $p=$pv failed"
+	done
+	for p in "$dir"/debs/*.deb; do
+		log "$k: unpacking $(basename "$p")"
+		dpkg-deb -x "$p" "$root"
+	done
+
+	# The headers Makefile includes the -common tree by absolute path.
+	sed -i "s|/usr/src/|$root/usr/src/|g" "$root/usr/src/linux-headers-$rel/Makefile"
+	# Merged-/usr packages (7.2) only have usr/lib/modules; depmod -b wants lib/.
+	if [ ! -e "$root/lib" ] && [ -d "$root/usr/lib/modules" ]; then
+		ln -s usr/lib "$root/lib"
+	fi
+	depmod -b "$root" "$rel" >&2
+
+	imgpath=$root/${imgpath//@R@/$rel}
+	[ -f "$imgpath" ] || die "no kernel image at $imgpath"
+	[ -f "$root/usr/src/linux-headers-$rel/Makefile" ] || die "no headers for $rel"
+	cat >"$dir/info.tmp" <<EOF
+VERSION=$pv
+RELEASE=$rel
+IMAGE=$imgpath
+KDIR=$root/usr/src/linux-headers-$rel
+EOF
+	mv "$dir/info.tmp" "$dir/info"
+	log "$k: fetched in $((SECONDS - t0)) s ($(du -sh "$dir/debs" | cut -f1) of debs, $(du -sh "$root" | cut -f1) unpacked)"
+}
+
+makeflags() {
+	local m
+	m=$(col "$1" 7)
+	[ "$m" = - ] || echo "$m"
+}
+
+builder() { col "$1" 4; }
+
+usage() {
+	sed -n '3,13s/^# \{0,1\}//p' "$0"
+	exit "${1:-2}"
+}
+
+[ $# -ge 1 ] || usage
+cmd=$1
+shift
+case $cmd in
+list) list ;;
+fetch)
+	[ $# -eq 1 ] || usage
+	fetch "$1"
+	;;
+release | kdir | image)
+	[ $# -eq 1 ] || usage
+	v=$(tr a-z A-Z <<<"$cmd")
+	info "$1" "$v"
+	;;
+makeflags)
+	[ $# -eq 1 ] || usage
+	makeflags "$1"
+	;;
+builder)
+	[ $# -eq 1 ] || usage
+	builder "$1"
+	;;
+-h | --help | help) usage 0 ;;
+*) usage ;;
+esac
