@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# tcptw: entry points only; the work is in Kbuild, userspace/, selftests/
+# and scripts/.
+
+# Kernel the VM targets use (a name from `scripts/kernels.sh list`).
+KERNEL ?= 6.1
+# Kernels `make check` runs the suite on ("all" = every supported one).
+KERNELS ?= $(KERNEL)
+
+# Headers to build the module against: the running kernel's if installed
+# (a real test VM), else the fetched headers of $(KERNEL).
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+ifeq ($(origin KDIR),undefined)
+ifneq ($(wildcard $(RUNNING_KDIR)/Makefile),)
+KDIR := $(RUNNING_KDIR)
+endif
+endif
+
+.PHONY: all kmod userspace selftests check demo bench style sparse \
+	install clean deps
+
+all: kmod userspace selftests
+
+kmod:
+ifdef KDIR
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
+else
+	scripts/build-kmod.sh $(KERNEL) $(CURDIR)
+endif
+
+userspace:
+	$(MAKE) -C userspace
+
+selftests:
+	$(MAKE) -C selftests
+
+deps:
+	scripts/deps.sh
+
+# Unit tests, style checks, then the selftest suite in a QEMU guest of
+# every kernel in $(KERNELS). Ends with "N passed, N failed, N skipped".
+check:
+	scripts/check.sh $(KERNELS)
+
+# The NAT + PAWS reproduction in a guest of $(KERNEL), with the counters
+# and events it produced.
+demo:
+	scripts/demo.sh $(KERNEL)
+
+bench:
+	scripts/bench.sh $(KERNEL)
+
+style:
+	scripts/style.sh
+
+sparse:
+	scripts/build-kmod.sh $(KERNEL) "" C=2
+
+install: all
+	$(MAKE) -C userspace install
+ifdef KDIR
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+endif
+
+clean:
+	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean,rm -f kmod/*.o kmod/.*.cmd *.ko *.mod *.mod.c *.o .*.cmd modules.order Module.symvers)
+	$(MAKE) -C userspace clean
+	$(MAKE) -C selftests clean

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Per-netns ring of the most recent decisions (/proc/net/tcptw/events).
+ */
+#ifndef _TCPTW_EVENTS_H
+#define _TCPTW_EVENTS_H
+
+#include <linux/in6.h>
+#include <linux/types.h>
+#include <linux/atomic.h>
+
+struct seq_file;
+
+/* Event names are ABI (docs/proc-format.md): append only. */
+#define TCPTW_EVENTS(X)					\
+	X(TW_OVERFLOW, "tw_overflow")			\
+	X(TW_PAWS_REJECTED, "tw_paws_rejected")		\
+	X(TW_SYN_PAWS_REJECTED, "tw_syn_paws_rejected")	\
+	X(TW_SYN_SEQ_REJECTED, "tw_syn_seq_rejected")	\
+	X(TW_SYN_RECYCLED, "tw_syn_recycled")		\
+	X(TW_KILLED_BY_RST, "tw_killed_by_rst")		\
+	X(TW_RST_SENT, "tw_rst_sent")
+
+#define TCPTW_EV_ENUM(id, name) TCPTW_EV_##id,
+enum tcptw_event_type {
+	TCPTW_EVENTS(TCPTW_EV_ENUM)
+	TCPTW_NR_EVENTS
+};
+#undef TCPTW_EV_ENUM
+
+/* Address pair and ports of an event; IPv4 uses the first 4 bytes. */
+struct tcptw_tuple {
+	union {
+		__be32 v4;
+		struct in6_addr v6;
+	} saddr, daddr;
+	__be16 sport;
+	__be16 dport;
+	u16 family;
+};
+
+#define TCPTW_EV_HAS_TSVAL	0x1
+#define TCPTW_EV_HAS_TS_RECENT	0x2
+
+struct tcptw_event {
+	/* ring index + 1 once written, 0 while being written */
+	u64 gen;
+	u64 time_ns;
+	struct tcptw_tuple t;
+	s32 age_ms;		/* -1: unknown */
+	u32 tsval;
+	u32 ts_recent;
+	u8 type;
+	u8 flags;
+	u8 reason;		/* event-specific, 0: none */
+};
+
+struct tcptw_ring {
+	atomic64_t head;	/* next index to reserve */
+	u64 tail;		/* first index still shown (reset moves it) */
+	u32 mask;
+	struct tcptw_event ev[];
+};
+
+extern unsigned int tcptw_event_ring_size;
+
+struct tcptw_ring *tcptw_ring_alloc(void);
+void tcptw_ring_free(struct tcptw_ring *ring);
+void tcptw_ring_reset(struct tcptw_ring *ring);
+void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev);
+int tcptw_events_proc_init(struct proc_dir_entry *dir);
+
+#endif /* _TCPTW_EVENTS_H */

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * tcptw: why did these TCP connections fail? Per-netns counters of
+ * TIME_WAIT and PAWS decisions under /proc/net/tcptw/.
+ */
+#include <linux/module.h>
+
+#include "pernet.h"
+#include "probes.h"
+
+static int __init tcptw_init(void)
+{
+	int err;
+
+	/* state and /proc first: probes may fire as soon as they attach */
+	err = tcptw_pernet_init();
+	if (err)
+		return err;
+	err = tcptw_probes_init();
+	if (err)
+		goto err_uninit_pernet;
+	pr_info("loaded (%s)\n", TCPTW_VERSION);
+	return 0;
+
+err_uninit_pernet:
+	tcptw_pernet_uninit();
+	return err;
+}
+
+static void __exit tcptw_exit(void)
+{
+	tcptw_probes_uninit();
+	tcptw_pernet_uninit();
+}
+
+module_init(tcptw_init);
+module_exit(tcptw_exit);
+
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Per-netns counters of TCP TIME_WAIT, PAWS and connect failures");
+MODULE_AUTHOR("The tcptw authors");
+MODULE_VERSION(TCPTW_VERSION);

@@ -1,0 +1,118 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * pernet_operations: every netns, including ones created after the load,
+ * gets its own counters, event ring and /proc/net/tcptw/.
+ */
+#include <linux/slab.h>
+#include <linux/rcupdate.h>
+
+#include "pernet.h"
+#include "proc.h"
+
+unsigned int tcptw_net_id __read_mostly;
+
+u64 tcptw_counter_sum(const struct tcptw_state *st, enum tcptw_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->cnt[c]);
+	/* counters only grow: a reset stores the sum it hides */
+	return sum - READ_ONCE(st->base[c]);
+}
+
+/*
+ * Zeroing per-CPU slots would race with increments on other CPUs; moving
+ * the baseline does not, and a concurrent increment lands after it.
+ */
+void tcptw_state_reset(struct tcptw_state *st)
+{
+	int i;
+
+	mutex_lock(&st->reset_lock);
+	for (i = 0; i < TCPTW_NR_COUNTERS; i++)
+		WRITE_ONCE(st->base[i],
+			   READ_ONCE(st->base[i]) + tcptw_counter_sum(st, i));
+	tcptw_ring_reset(st->ring);
+	mutex_unlock(&st->reset_lock);
+}
+
+void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
+{
+	ev->time_ns = ktime_get_real_ns();
+	tcptw_ring_push(st->ring, ev);
+}
+
+static void state_free(struct tcptw_state *st)
+{
+	tcptw_ring_free(st->ring);
+	free_percpu(st->pcpu);
+	kfree(st);
+}
+
+static void state_free_rcu(struct rcu_head *head)
+{
+	state_free(container_of(head, struct tcptw_state, rcu));
+}
+
+static int __net_init tcptw_net_init(struct net *net)
+{
+	struct tcptw_net *tn = net_generic(net, tcptw_net_id);
+	struct tcptw_state *st;
+	int err = -ENOMEM;
+
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	mutex_init(&st->reset_lock);
+	st->pcpu = alloc_percpu(struct tcptw_pcpu);
+	if (!st->pcpu)
+		goto err_free_state;
+	st->ring = tcptw_ring_alloc();
+	if (!st->ring)
+		goto err_free_state;
+	err = tcptw_proc_net_init(net);
+	if (err)
+		goto err_free_state;
+	rcu_assign_pointer(tn->state, st);
+	return 0;
+
+err_free_state:
+	state_free(st);
+	return err;
+}
+
+static void __net_exit tcptw_net_exit(struct net *net)
+{
+	struct tcptw_net *tn = net_generic(net, tcptw_net_id);
+	struct tcptw_state *st = rcu_dereference_protected(tn->state, true);
+
+	/* waits for readers of our /proc files */
+	tcptw_proc_net_exit(net);
+	RCU_INIT_POINTER(tn->state, NULL);
+	/* probes may still hold @st (TIME_WAIT purge runs in later exits) */
+	if (st)
+		call_rcu(&st->rcu, state_free_rcu);
+}
+
+static struct pernet_operations tcptw_net_ops = {
+	.init = tcptw_net_init,
+	.exit = tcptw_net_exit,
+	.id = &tcptw_net_id,
+	.size = sizeof(struct tcptw_net),
+};
+
+int tcptw_pernet_init(void)
+{
+	return register_pernet_subsys(&tcptw_net_ops);
+}
+
+void tcptw_pernet_uninit(void)
+{
+	unregister_pernet_subsys(&tcptw_net_ops);
+	/* the RCU callbacks above run module code */
+	rcu_barrier();
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Per-network-namespace state: per-CPU counters, the event ring and the
+ * /proc/net/tcptw directory.
+ */
+#ifndef _TCPTW_PERNET_H
+#define _TCPTW_PERNET_H
+
+#include <linux/percpu.h>
+#include <linux/rcupdate.h>
+#include <linux/mutex.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "counters.h"
+#include "events.h"
+
+struct tcptw_pcpu {
+	u64 cnt[TCPTW_NR_COUNTERS];
+};
+
+/*
+ * Lives as long as the netns is registered with us; freed after an RCU
+ * grace period, so probes that looked it up under rcu_read_lock() (or with
+ * preemption disabled) may keep using it until they return.
+ */
+struct tcptw_state {
+	struct tcptw_pcpu __percpu *pcpu;
+	/* what "reset" subtracted; written under reset_lock only */
+	u64 base[TCPTW_NR_COUNTERS];
+	struct mutex reset_lock;
+	struct tcptw_ring *ring;
+	struct rcu_head rcu;
+};
+
+struct tcptw_net {
+	struct tcptw_state __rcu *state;
+};
+
+extern unsigned int tcptw_net_id __read_mostly;
+
+/*
+ * The state of @net, or NULL (netns being created or dismantled, or one
+ * that was already dying when the module loaded). Caller holds
+ * rcu_read_lock() or runs with preemption disabled.
+ */
+static inline struct tcptw_state *tcptw_state(const struct net *net)
+{
+	const struct net_generic *ng = rcu_dereference(net->gen);
+	struct tcptw_net *tn;
+
+	/* a netns dying at load time never got our slot */
+	if (unlikely(!ng || ng->s.len <= tcptw_net_id))
+		return NULL;
+	tn = ng->ptr[tcptw_net_id];
+	return tn ? rcu_dereference(tn->state) : NULL;
+}
+
+static inline void tcptw_inc(struct tcptw_state *st, enum tcptw_counter c)
+{
+	/* this_cpu_inc: safe even where a tracepoint probe is preemptible */
+	this_cpu_inc(st->pcpu->cnt[c]);
+}
+
+u64 tcptw_counter_sum(const struct tcptw_state *st, enum tcptw_counter c);
+void tcptw_state_reset(struct tcptw_state *st);
+void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
+
+int tcptw_pernet_init(void);
+void tcptw_pernet_uninit(void);
+
+#endif /* _TCPTW_PERNET_H */

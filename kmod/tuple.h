@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Fill an event's endpoints from sockets. IPv4-mapped IPv6 endpoints are
+ * shown as IPv4, as ss does.
+ */
+#ifndef _TCPTW_TUPLE_H
+#define _TCPTW_TUPLE_H
+
+#include <net/inet_sock.h>
+#include <net/inet_timewait_sock.h>
+#include <net/ipv6.h>
+
+#include "events.h"
+
+/* A segment that hit @tw: src = the peer, dst = this host. */
+static inline void tcptw_tuple_from_tw(struct tcptw_tuple *t,
+				       const struct inet_timewait_sock *tw)
+{
+	t->sport = tw->tw_dport;
+	t->dport = tw->tw_sport;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (tw->tw_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&tw->tw_v6_daddr)) {
+		t->family = AF_INET6;
+		t->saddr.v6 = tw->tw_v6_daddr;
+		t->daddr.v6 = tw->tw_v6_rcv_saddr;
+		return;
+	}
+#endif
+	t->family = AF_INET;
+	t->saddr.v4 = tw->tw_daddr;
+	t->daddr.v4 = tw->tw_rcv_saddr;
+}
+
+/* A socket's own view: src = local, dst = remote. */
+static inline void tcptw_tuple_from_sk(struct tcptw_tuple *t,
+				       const struct sock *sk)
+{
+	t->sport = inet_sk(sk)->inet_sport;
+	t->dport = sk->sk_dport;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+		t->family = AF_INET6;
+		t->saddr.v6 = sk->sk_v6_rcv_saddr;
+		t->daddr.v6 = sk->sk_v6_daddr;
+		return;
+	}
+#endif
+	t->family = AF_INET;
+	t->saddr.v4 = sk->sk_rcv_saddr;
+	t->daddr.v4 = sk->sk_daddr;
+}
+
+#endif /* _TCPTW_TUPLE_H */

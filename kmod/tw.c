@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Server side of TIME_WAIT: creation and bucket overflow, and what
+ * tcp_timewait_state_process() decided for each segment that hit a
+ * TIME_WAIT socket (PAWS rejection, sequence rejection, SYN recycled, ACK,
+ * RST, killed by RST). No tracepoint carries these decisions before 7.2,
+ * so they come from kretprobes whose entry handlers copy everything the
+ * return handler needs: the TIME_WAIT socket may be freed by then.
+ *
+ * All handlers run with preemption disabled (kprobes) and
+ * tcp_timewait_state_process() always runs with BH disabled, so the per-CPU
+ * scratch slots below cannot be clobbered between its entry, the calls it
+ * makes and its return on the same CPU.
+ */
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/hash.h>
+#include <linux/jiffies.h>
+#include <linux/cpumask.h>
+#include <net/tcp.h>
+#include <net/inet_timewait_sock.h>
+
+#include "pernet.h"
+#include "probes.h"
+#include "tuple.h"
+
+/*
+ * Birth times of TIME_WAIT sockets, for kernels without tw_entry_stamp: a
+ * lossy direct-mapped table keyed by the socket's address. One 64-bit word
+ * per slot (tag << 32 | jiffies), so readers never see a torn entry; a slot
+ * taken over by another socket just makes the age unknown (-1). Creation
+ * always overwrites, so a recycled object never inherits an old time.
+ */
+#define TW_BIRTH_BITS 16
+static u64 tw_birth[1 << TW_BIRTH_BITS];
+
+static u32 tw_birth_tag(const void *tw)
+{
+	return (u32)((unsigned long)tw >> 4);
+}
+
+static void tw_birth_record(const void *tw)
+{
+	u32 i = hash_ptr(tw, TW_BIRTH_BITS);
+
+	WRITE_ONCE(tw_birth[i], (u64)tw_birth_tag(tw) << 32 | (u32)jiffies);
+}
+
+static s32 tw_age_ms(const struct inet_timewait_sock *tw)
+{
+	s32 age = tcptw_compat_tw_age_ms(tw);
+	u64 v;
+
+	if (age >= 0)
+		return age;
+	v = READ_ONCE(tw_birth[hash_ptr(tw, TW_BIRTH_BITS)]);
+	if ((u32)(v >> 32) != tw_birth_tag(tw))
+		return -1;
+	return jiffies_to_msecs((u32)jiffies - (u32)v);
+}
+
+/* What the entry handler of tcp_timewait_state_process() saw. */
+struct tw_seg {
+	struct net *net;
+	const struct inet_timewait_sock *tw;	/* identity only at return */
+	struct tcptw_event ev;
+	__be32 seq;
+	u8 substate;
+	bool syn;	/* a connection request: SYN without ACK or RST */
+	bool rst;
+	bool paws;	/* the kernel's own tcp_paws_reject() verdict */
+};
+
+/* The segment whose RST tcp_timewait_state_process() is handling here. */
+static DEFINE_PER_CPU(struct tw_seg *, tw_rst_seg);
+
+/*
+ * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN): it is "recycled" once
+ * tcp_conn_request() sees the same skb on this CPU, i.e. a listener took it.
+ */
+struct tw_syn_stash {
+	const struct sk_buff *skb;
+	__be32 seq;
+	struct tcptw_event ev;
+};
+
+static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
+
+/* attach order: consumers of the per-CPU slots before their producer */
+enum {
+	P_TW_DESCHEDULE,
+	P_CONN_REQUEST,
+	P_TW_ALLOC,
+	P_TW_PROCESS,
+	P_NR
+};
+
+static struct tcptw_probe tw_probes[P_NR];
+
+static void tw_emit(struct tcptw_state *st, const struct tw_seg *s,
+		    enum tcptw_event_type type)
+{
+	struct tcptw_event ev = s->ev;
+
+	ev.type = type;
+	tcptw_emit(st, &ev);
+}
+
+static int tw_process_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	struct inet_timewait_sock *tw =
+		(void *)regs_get_kernel_argument(regs, 0);
+	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	const struct tcphdr *th = (void *)regs_get_kernel_argument(regs, 2);
+	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
+	struct tw_seg *s = (void *)ri->data;
+	struct tcp_options_received opt;
+	bool ours;
+	int stamp;
+
+	/* a stash nobody consumed belongs to an earlier segment */
+	this_cpu_write(tw_syn_stash.skb, NULL);
+	s->net = twsk_net(tw);
+	rcu_read_lock();
+	ours = tcptw_state(s->net);
+	rcu_read_unlock();
+	if (!ours)
+		return 1;	/* no return handler for this call */
+
+	s->tw = tw;
+	s->substate = READ_ONCE(tw->tw_substate);
+	s->syn = th->syn && !th->rst && !th->ack;
+	s->rst = th->rst;
+	s->seq = th->seq;
+	s->paws = false;
+	memset(&s->ev, 0, sizeof(s->ev));
+	tcptw_tuple_from_tw(&s->ev.t, tw);
+	s->ev.age_ms = tw_age_ms(tw);
+	s->ev.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
+	stamp = READ_ONCE(tcptw->tw_ts_recent_stamp);
+	if (stamp)
+		s->ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+
+	/* the same parse and check as tcp_timewait_state_process() */
+	if (th->doff > (sizeof(*th) >> 2)) {
+		memset(&opt, 0, sizeof(opt));
+		tcp_parse_options(s->net, skb, &opt, 0, NULL);
+		if (opt.saw_tstamp) {
+			s->ev.tsval = opt.rcv_tsval;
+			s->ev.flags |= TCPTW_EV_HAS_TSVAL;
+			if (stamp) {
+				opt.ts_recent = s->ev.ts_recent;
+				opt.ts_recent_stamp = stamp;
+				s->paws = tcp_paws_reject(&opt, th->rst);
+			}
+		}
+	}
+	if (s->rst)
+		this_cpu_write(tw_rst_seg, s);
+	return 0;
+}
+
+static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s,
+			    const struct sk_buff *skb)
+{
+	struct tw_syn_stash *stash;
+
+	if (!tw_probes[P_CONN_REQUEST].attached) {
+		/* best effort: count the TIME_WAIT's verdict itself */
+		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
+		tw_emit(st, s, TCPTW_EV_TW_SYN_RECYCLED);
+		return;
+	}
+	stash = this_cpu_ptr(&tw_syn_stash);
+	stash->skb = skb;
+	stash->seq = s->seq;
+	stash->ev = s->ev;
+	stash->ev.type = TCPTW_EV_TW_SYN_RECYCLED;
+}
+
+static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	int status = (int)regs_return_value(regs);
+	struct tw_seg *s = (void *)ri->data;
+	struct tcptw_state *st;
+
+	this_cpu_write(tw_rst_seg, NULL);
+	rcu_read_lock();
+	st = tcptw_state(s->net);
+	if (!st)
+		goto out;
+
+	/* the kernel counts PAWS only in the real TIME_WAIT substate */
+	if (s->substate == TCP_TIME_WAIT && s->paws) {
+		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
+		if (s->syn) {
+			tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
+			tw_emit(st, s, TCPTW_EV_TW_SYN_PAWS_REJECTED);
+		} else {
+			tw_emit(st, s, TCPTW_EV_TW_PAWS_REJECTED);
+		}
+	} else if (s->substate == TCP_TIME_WAIT && s->syn &&
+		   status != TCP_TW_SYN) {
+		/* neither a newer sequence number nor a newer timestamp */
+		tcptw_inc(st, TCPTW_TW_SYN_SEQ_REJECTED);
+		tw_emit(st, s, TCPTW_EV_TW_SYN_SEQ_REJECTED);
+	}
+
+	if (status == TCP_TW_SYN) {
+		tw_syn_accepted(st, s, (void *)regs_get_kernel_argument(regs, 1));
+	} else if (TCPTW_TW_IS_ACK(status)) {
+		tcptw_inc(st, TCPTW_TW_ACK_SENT);
+	} else if (status == TCP_TW_RST) {
+		tcptw_inc(st, TCPTW_TW_RST_SENT);
+		tw_emit(st, s, TCPTW_EV_TW_RST_SENT);
+	}
+out:
+	rcu_read_unlock();
+	return 0;
+}
+
+/* inet_twsk_deschedule_put() while the segment being handled is a RST */
+static int tw_deschedule_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	const void *tw = (void *)regs_get_kernel_argument(regs, 0);
+	struct tw_seg *s = this_cpu_read(tw_rst_seg);
+	struct tcptw_state *st;
+
+	if (!s || s->tw != tw)
+		return 0;
+	this_cpu_write(tw_rst_seg, NULL);
+	rcu_read_lock();
+	st = tcptw_state(s->net);
+	if (st) {
+		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
+		tw_emit(st, s, TCPTW_EV_TW_KILLED_BY_RST);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* tcp_conn_request(rsk_ops, af_ops, listener, skb) */
+static int conn_request_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
+	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
+	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
+	struct tcptw_state *st;
+
+	if (stash->skb != skb)
+		return 0;
+	stash->skb = NULL;
+	/* a recycled skb address must also carry the same segment */
+	if (tcp_hdr(skb)->seq != stash->seq)
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st) {
+		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
+		tcptw_emit(st, &stash->ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* inet_twsk_alloc(sk, death_row, state): NULL means no TIME_WAIT */
+struct tw_alloc {
+	struct net *net;
+	struct tcptw_tuple t;
+};
+
+static int tw_alloc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	struct tw_alloc *a = (void *)ri->data;
+
+	/* DCCP shares inet_twsk_alloc() on older kernels */
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return 1;
+	a->net = sock_net(sk);
+	tcptw_tuple_from_sk(&a->t, sk);
+	return 0;
+}
+
+static int tw_alloc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const void *tw = (void *)regs_return_value(regs);
+	struct tw_alloc *a = (void *)ri->data;
+	struct tcptw_event ev = {};
+	struct tcptw_state *st;
+
+	rcu_read_lock();
+	st = tcptw_state(a->net);
+	if (!st)
+		goto out;
+	if (tw) {
+		tw_birth_record(tw);
+		tcptw_inc(st, TCPTW_TW_CREATED);
+		goto out;
+	}
+	/* tcp_time_wait() counts TCPTimeWaitOverflow for any NULL */
+	tcptw_inc(st, TCPTW_TW_OVERFLOW);
+	ev.type = TCPTW_EV_TW_OVERFLOW;
+	ev.t = a->t;
+	ev.age_ms = -1;
+	tcptw_emit(st, &ev);
+out:
+	rcu_read_unlock();
+	return 0;
+}
+
+static struct kretprobe krp_tw_process = {
+	.entry_handler = tw_process_entry,
+	.handler = tw_process_ret,
+	.data_size = sizeof(struct tw_seg),
+};
+
+static struct kretprobe krp_tw_alloc = {
+	.entry_handler = tw_alloc_entry,
+	.handler = tw_alloc_ret,
+	.data_size = sizeof(struct tw_alloc),
+};
+
+static struct kprobe kp_tw_deschedule = {
+	.pre_handler = tw_deschedule_pre,
+};
+
+static struct kprobe kp_conn_request = {
+	.pre_handler = conn_request_pre,
+};
+
+static struct tcptw_probe tw_probes[P_NR] = {
+	[P_TW_DESCHEDULE] = { .name = "inet_twsk_deschedule_put",
+			      .kind = TCPTW_KPROBE, .kp = &kp_tw_deschedule },
+	[P_CONN_REQUEST] = { .name = "tcp_conn_request",
+			     .kind = TCPTW_KPROBE, .kp = &kp_conn_request },
+	[P_TW_ALLOC] = { .name = "inet_twsk_alloc",
+			 .kind = TCPTW_KRETPROBE, .krp = &krp_tw_alloc },
+	[P_TW_PROCESS] = { .name = "tcp_timewait_state_process",
+			   .kind = TCPTW_KRETPROBE, .krp = &krp_tw_process },
+};
+
+static void tw_probes_setup(void)
+{
+	/*
+	 * Both run in BH context at most once per CPU at a time, but
+	 * inet_twsk_alloc() is also reached from process context: room for
+	 * a few nested instances per CPU.
+	 */
+	krp_tw_process.maxactive = 4 * num_possible_cpus();
+	krp_tw_alloc.maxactive = 4 * num_possible_cpus();
+}
+
+const struct tcptw_probe_set tcptw_tw_probe_set = {
+	.probes = tw_probes,
+	.n = P_NR,
+	.setup = tw_probes_setup,
+};
