@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# style.sh: the style checks of STYLE.md section 9, as TAP on stdout.
+#   checkpatch --strict over kmod/*.[ch], kmod/compat/*.h (which alone may
+#   use LINUX_VERSION_CODE) and userspace/*.[ch], with --codespell when the
+#   dictionary is installed, plus the rule that LINUX_VERSION_CODE appears
+#   nowhere in kmod/ outside kmod/compat/. Userspace ignores only the two
+#   types that demand kernel-only spellings (u64, __printf).
+# A repo-root .checkpatch.conf, if any, is read by checkpatch itself.
+# Exit status: 0 iff every test passed.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+
+checkpatch=$(scripts/get-checkpatch.sh) || {
+	echo "1..1"
+	echo "not ok 1 - get checkpatch"
+	exit 1
+}
+cp_opts=(--no-tree --strict --show-types --color=never --quiet)
+for dict in /usr/share/codespell/dictionary.txt \
+	/usr/lib/python3/dist-packages/codespell_lib/data/dictionary.txt; do
+	if [ -f "$dict" ]; then
+		cp_opts+=(--codespell --codespellfile "$dict")
+		break
+	fi
+done
+
+n=0
+failed=0
+diag() { sed 's/^/# /'; }
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
+# checkpatch_files NAME PATTERN... -- EXTRA_OPTS...
+checkpatch_files() {
+	local name=$1 files=() extra=() out
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		[ -e "$1" ] && files+=("$1")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	extra=("$@")
+	if [ ${#files[@]} -eq 0 ]; then
+		skip "$name" "no files"
+		return
+	fi
+	if out=$("$checkpatch" "${cp_opts[@]}" "${extra[@]}" -f "${files[@]}" 2>&1); then
+		ok "$name"
+	else
+		diag <<<"$out"
+		not_ok "$name"
+	fi
+}
+
+echo "1..4"
+shopt -s nullglob
+checkpatch_files "checkpatch kmod" kmod/*.[ch]
+checkpatch_files "checkpatch kmod/compat" kmod/compat/*.h -- --ignore LINUX_VERSION_CODE
+# Userspace has no u64/__printf: the kernel-only spellings can't apply there.
+checkpatch_files "checkpatch userspace" userspace/*.[ch] -- \
+	--ignore PREFER_KERNEL_TYPES,PREFER_DEFINED_ATTRIBUTE_MACRO
+
+if out=$(git grep -n LINUX_VERSION_CODE -- kmod ':!kmod/compat'); then
+	diag <<<"$out"
+	not_ok "no LINUX_VERSION_CODE outside kmod/compat"
+else
+	ok "no LINUX_VERSION_CODE outside kmod/compat"
+fi
+
+[ $failed -eq 0 ]
