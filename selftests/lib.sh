@@ -1,0 +1,528 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Shared helpers for the tcptw selftests, modelled on the kernel's
+# tools/testing/selftests/net/lib.sh: setup_ns/cleanup_all_ns, a cleanup
+# trap installed before anything is created, wait-for-condition helpers,
+# RET/check_err/log_test per test function, KTAP output and counter
+# readers for the module (/proc/net/tcptw/counters) and the kernel MIBs
+# (nstat) that are its ground truth.
+
+ksft_pass=0
+ksft_fail=1
+ksft_xfail=2
+ksft_skip=4
+
+LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TRAFFIC=${TRAFFIC:-$LIB_DIR/tcptw_traffic}
+TCPTW_PROC=/proc/net/tcptw
+
+# Every namespace setup_ns created and every background pid bg_start
+# started; cleanup() removes them.
+NS_LIST=()
+BG_PIDS=()
+EXIT_STATUS=0
+KTAP_NUM=0
+KTAP_PLAN=0
+TMPDIR_T=
+
+# Scripts may define test_cleanup(); it runs first.
+cleanup()
+{
+	local pid
+
+	if declare -F test_cleanup >/dev/null; then
+		test_cleanup
+	fi
+	for pid in "${BG_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		wait "$pid" 2>/dev/null
+	done
+	BG_PIDS=()
+	cleanup_all_ns
+	[ -n "$TMPDIR_T" ] && rm -rf "$TMPDIR_T"
+}
+trap cleanup EXIT
+
+TMPDIR_T=$(mktemp -d /tmp/tcptw-selftest.XXXXXX)
+
+# ---------------------------------------------------------------- netns
+
+# setup_ns VAR... : create one namespace per VAR, named VAR-<random>, with
+# lo up, and store the name in $VAR.
+setup_ns()
+{
+	local var ns
+
+	for var in "$@"; do
+		ns="$var-$(mktemp -u XXXXXXXX)"
+		if ! ip netns add "$ns"; then
+			echo "# setup_ns: cannot create $ns" >&2
+			return $ksft_skip
+		fi
+		NS_LIST+=("$ns")
+		ip -n "$ns" link set lo up
+		eval "$var=\"$ns\""
+	done
+}
+
+# Kill what still runs in @ns (only our own namespaces) and delete it.
+cleanup_ns()
+{
+	local ns pids i
+
+	for ns in "$@"; do
+		pids=$(ip netns pids "$ns" 2>/dev/null)
+		[ -n "$pids" ] && kill $pids 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+		for i in "${!NS_LIST[@]}"; do
+			[ "${NS_LIST[$i]}" = "$ns" ] && unset 'NS_LIST[i]'
+		done
+	done
+	NS_LIST=("${NS_LIST[@]}")
+}
+
+cleanup_all_ns()
+{
+	[ ${#NS_LIST[@]} -gt 0 ] && cleanup_ns "${NS_LIST[@]}"
+	return 0
+}
+
+# link_up NS DEV : the device is operationally up.
+link_up()
+{
+	[ "$(ip netns exec "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null)" = up ]
+}
+
+nspath()
+{
+	echo "/run/netns/$1"
+}
+
+# ------------------------------------------------------------- waiting
+
+# busywait TIMEOUT_MS CMD... : run CMD until it succeeds or TIMEOUT_MS.
+busywait()
+{
+	local timeout_ms=$1; shift
+	local start now
+
+	start=$(date +%s%3N)
+	while true; do
+		"$@" && return 0
+		now=$(date +%s%3N)
+		[ $((now - start)) -ge "$timeout_ms" ] && return 1
+		sleep 0.01
+	done
+}
+
+# slowwait TIMEOUT_SEC CMD... : the same, polling every 100 ms.
+slowwait()
+{
+	local timeout_s=$1; shift
+	local end=$((SECONDS + timeout_s))
+
+	while true; do
+		"$@" && return 0
+		[ $SECONDS -ge $end ] && return 1
+		sleep 0.1
+	done
+}
+
+# slowwait_for_counter TIMEOUT_SEC MIN CMD... : wait until CMD prints >= MIN.
+_counter_ge()
+{
+	local min=$1; shift
+	local v
+
+	v=$("$@")
+	[ -n "$v" ] && [ "$v" -ge "$min" ] 2>/dev/null
+}
+
+slowwait_for_counter()
+{
+	local timeout_s=$1 min=$2; shift 2
+
+	slowwait "$timeout_s" _counter_ge "$min" "$@"
+}
+
+# --------------------------------------------------------------- KTAP
+
+ktap_plan()
+{
+	KTAP_PLAN=$1
+	echo "TAP version 13"
+	echo "1..$1"
+}
+
+ktap_ok()
+{
+	KTAP_NUM=$((KTAP_NUM + 1))
+	echo "ok $KTAP_NUM $1"
+}
+
+ktap_not_ok()
+{
+	KTAP_NUM=$((KTAP_NUM + 1))
+	echo "not ok $KTAP_NUM $1"
+	EXIT_STATUS=$ksft_fail
+}
+
+ktap_skip()
+{
+	KTAP_NUM=$((KTAP_NUM + 1))
+	echo "ok $KTAP_NUM $1 # SKIP $2"
+}
+
+diag()
+{
+	echo "# $*"
+}
+
+# Exit code of a script: 1 if anything failed, 4 if every subtest was
+# skipped, else 0.
+KTAP_SKIPPED=0
+ktap_finish()
+{
+	if [ "$KTAP_NUM" -ne "$KTAP_PLAN" ]; then
+		diag "plan was $KTAP_PLAN tests but $KTAP_NUM ran"
+		EXIT_STATUS=$ksft_fail
+	fi
+	if [ "$EXIT_STATUS" -eq 0 ] && [ "$KTAP_SKIPPED" -eq "$KTAP_NUM" ] &&
+	   [ "$KTAP_NUM" -gt 0 ]; then
+		exit $ksft_skip
+	fi
+	exit "$EXIT_STATUS"
+}
+
+# ------------------------------------------------- RET / check / log
+
+RET=0
+RETMSG=
+SKIPMSG=
+
+# check_err ERR MSG : record the first failure of this test.
+check_err()
+{
+	local err=$1 msg=$2
+
+	if [ "$RET" -eq 0 ] && [ "$err" -ne 0 ]; then
+		RET=$err
+		RETMSG=$msg
+	fi
+}
+
+check_fail()
+{
+	local err=$1 msg=$2
+
+	if [ "$RET" -eq 0 ] && [ "$err" -eq 0 ]; then
+		RET=1
+		RETMSG=$msg
+	fi
+}
+
+_is_num()
+{
+	[[ "$1" =~ ^-?[0-9]+$ ]]
+}
+
+# check_eq WHAT GOT WANT / check_gt WHAT GOT MIN: print the comparison as a
+# KTAP diagnostic line either way, so a log always has the numbers.
+check_eq()
+{
+	local what=$1 got=$2 want=$3
+
+	if _is_num "$got" && _is_num "$want" && [ "$got" -eq "$want" ]; then
+		diag "  ok: $what: $got == $want"
+	else
+		diag "  FAIL: $what: got '$got', want '$want'"
+		check_err 1 "$what: got '$got', want '$want'"
+	fi
+}
+
+check_gt()
+{
+	local what=$1 got=$2 min=$3
+
+	if _is_num "$got" && [ "$got" -gt "$min" ]; then
+		diag "  ok: $what: $got > $min"
+	else
+		diag "  FAIL: $what: got '$got', want > $min"
+		check_err 1 "$what: got '$got', want > $min"
+	fi
+}
+
+check_lt_float()
+{
+	local what=$1 got=$2 max=$3
+
+	if awk -v g="$got" -v m="$max" 'BEGIN { exit !(g != "" && g + 0 < m + 0) }'; then
+		diag "  ok: $what: $got < $max"
+	else
+		diag "  FAIL: $what: got '$got', want < $max"
+		check_err 1 "$what: got '$got', want < $max"
+	fi
+}
+
+# Module assertions: without the module (TCPTW_ALLOW_NO_MODULE=1 on a
+# development host) they are listed but not evaluated, and log_test
+# reports the test as skipped if its ground truth held.
+check_mod_eq()
+{
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "$@"
+	else
+		diag "  skipped (no module): $1 == ${3}"
+		MOD_SKIPPED=1
+	fi
+}
+
+check_mod_gt()
+{
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_gt "$@"
+	else
+		diag "  skipped (no module): $1 > ${3}"
+		MOD_SKIPPED=1
+	fi
+}
+
+# Start a test function: RET=0 and a header line.
+test_begin()
+{
+	RET=0
+	RETMSG=
+	SKIPMSG=
+	MOD_SKIPPED=0
+	diag "--- $1"
+}
+
+# log_test NAME : one KTAP line for the test that just ran.
+log_test()
+{
+	local name=$1
+
+	if [ "$RET" -eq "$ksft_skip" ]; then
+		KTAP_SKIPPED=$((KTAP_SKIPPED + 1))
+		ktap_skip "$name" "$SKIPMSG"
+	elif [ "$RET" -ne 0 ]; then
+		diag "$name: $RETMSG"
+		ktap_not_ok "$name"
+	elif [ "$MOD_SKIPPED" = 1 ]; then
+		KTAP_SKIPPED=$((KTAP_SKIPPED + 1))
+		ktap_skip "$name" "tcptw not loaded, ground truth ok"
+	else
+		ktap_ok "$name"
+	fi
+	RET=0
+}
+
+# skip_test REASON: mark the current test as skipped.
+skip_test()
+{
+	RET=$ksft_skip
+	SKIPMSG=$1
+}
+
+# ----------------------------------------------------------- requires
+
+require_root()
+{
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "SKIP: need root"
+		exit $ksft_skip
+	fi
+}
+
+require_cmd()
+{
+	local cmd
+
+	for cmd in "$@"; do
+		if ! command -v "$cmd" >/dev/null 2>&1; then
+			echo "SKIP: $cmd not installed"
+			exit $ksft_skip
+		fi
+	done
+}
+
+have_module()
+{
+	[ -r "$TCPTW_PROC/counters" ]
+}
+
+# require_module: skip the script unless the module is loaded. With
+# TCPTW_ALLOW_NO_MODULE=1 the script runs anyway, evaluating only the
+# kernel ground truth (HAVE_MODULE=0).
+HAVE_MODULE=0
+require_module()
+{
+	if have_module; then
+		HAVE_MODULE=1
+		return 0
+	fi
+	if [ "${TCPTW_ALLOW_NO_MODULE:-0}" = 1 ]; then
+		diag "tcptw not loaded: TCPTW_ALLOW_NO_MODULE=1, module checks skipped"
+		HAVE_MODULE=0
+		return 0
+	fi
+	echo "SKIP: tcptw module not loaded ($TCPTW_PROC/counters missing)"
+	exit $ksft_skip
+}
+
+# probe_state NAME: the state column of /proc/net/tcptw/probes for NAME
+# ("attached", "absent", "error:-N"), empty if the module has no such row.
+probe_state()
+{
+	awk -F'\t' -v n="$1" '$1 == n { print $3 }' "$TCPTW_PROC/probes" \
+		2>/dev/null
+}
+
+require_traffic()
+{
+	if [ ! -x "$TRAFFIC" ]; then
+		make -s -C "$LIB_DIR" tcptw_traffic >/dev/null 2>&1
+	fi
+	if [ ! -x "$TRAFFIC" ]; then
+		echo "SKIP: $TRAFFIC not built (make -C selftests)"
+		exit $ksft_skip
+	fi
+}
+
+# ------------------------------------------------------------ counters
+
+# tw_counter NS NAME : a tcptw counter of @ns; empty (and 1) if the module
+# or the counter is missing.
+tw_counter()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>/dev/null |
+		awk -v k="$2" '$1 == k { print $2; f = 1 } END { exit !f }'
+}
+
+# tw_counters_sum NS : the sum of all tcptw counters of @ns.
+tw_counters_sum()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>/dev/null |
+		awk '{ s += $2 } END { print s + 0 }'
+}
+
+# mib NS NAME : an nstat counter (TcpExtPAWSEstab, TcpOutRsts, ...) of
+# @ns, absolute; 0 if this kernel does not have it.
+mib()
+{
+	ip netns exec "$1" nstat -asz 2>/dev/null |
+		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+}
+
+# mib_sum NAME NS... : the same counter summed over several namespaces.
+mib_sum()
+{
+	local name=$1 ns s=0; shift
+
+	for ns in "$@"; do
+		s=$((s + $(mib "$ns" "$name")))
+	done
+	echo $s
+}
+
+# mib_paws_tw NS: TIME_WAIT PAWS rejections as the kernel counts them:
+# PAWSEstab before ~6.16 (TIME_WAIT and established together), plus
+# PAWSTimewait where it exists.
+mib_paws_tw()
+{
+	ip netns exec "$1" nstat -asz 2>/dev/null |
+		awk '$1 == "TcpExtPAWSEstab" || $1 == "TcpExtPAWSTimewait" { s += $2 }
+		     END { print s + 0 }'
+}
+
+has_mib()
+{
+	ip netns exec "$1" nstat -asz 2>/dev/null |
+		awk -v k="$2" '$1 == k { f = 1 } END { exit !f }'
+}
+
+# ct_stat NS FIELD : a `conntrack -S` field (insert_failed, drop, ...)
+# summed over CPUs.
+ct_stat()
+{
+	ip netns exec "$1" conntrack -S 2>/dev/null |
+		tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { s += $2 } END { print s + 0 }'
+}
+
+# json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
+# errors.NAME. Prints 0 if absent.
+json_get()
+{
+	local file=$1 key=${2#errors.} v
+
+	v=$(grep -o "\"$key\":[-0-9.]*" "$file" 2>/dev/null | head -n1 | cut -d: -f2)
+	echo "${v:-0}"
+}
+
+# events_count NS EVENT [PATTERN] : lines of @ns's events with @EVENT (and
+# grep -F PATTERN).
+events_count()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/events" 2>/dev/null |
+		awk -v e="$2" '$2 == e' | grep -cF -- "${3:- }"
+}
+
+# --------------------------------------------------------- processes
+
+# bg_start OUTFILE CMD... : run CMD in the background, stdout to OUTFILE;
+# the pid goes to $BG_PID and is killed by cleanup().
+bg_start()
+{
+	local out=$1; shift
+
+	"$@" >"$out" 2>"$out.err" &
+	BG_PID=$!
+	BG_PIDS+=("$BG_PID")
+}
+
+# bg_wait PID : wait for a background job started by bg_start.
+bg_wait()
+{
+	local pid=$1 rc i
+
+	wait "$pid"
+	rc=$?
+	for i in "${!BG_PIDS[@]}"; do
+		[ "${BG_PIDS[$i]}" = "$pid" ] && unset 'BG_PIDS[i]'
+	done
+	BG_PIDS=("${BG_PIDS[@]}")
+	return $rc
+}
+
+# server_start NS OUTFILE ARGS... : start tcptw_traffic server in @ns and
+# wait (bounded) until it listens. Sets $SERVER_PID.
+server_start()
+{
+	local ns=$1 out=$2; shift 2
+	local ready="$out.ready"
+
+	rm -f "$ready"
+	bg_start "$out" "$TRAFFIC" server --netns "$(nspath "$ns")" \
+		--ready-file "$ready" "$@"
+	SERVER_PID=$BG_PID
+	if ! busywait 5000 test -e "$ready"; then
+		diag "server in $ns did not start: $(cat "$out.err")"
+		return 1
+	fi
+}
+
+# Kernel release helpers.
+kernel_is_61()
+{
+	case "$(uname -r)" in
+	6.1.*|6.1-*) return 0 ;;
+	esac
+	return 1
+}
+
+# Avoid the shared nstat history file (nstat -a -s never writes it anyway).
+export NSTAT_HISTORY=$TMPDIR_T/nstat.history

@@ -1,0 +1,75 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# The NAT + server TIME_WAIT topology of docs (shared reference nat-paws.md),
+# sourced by tcptw_nat_paws.sh, tcptw_lifecycle.sh and demo_vm.sh:
+#
+#   c1 198.18.1.2 --eth0---n-c1-- nat 198.18.1.1
+#                                      198.18.0.1 --n-srv---eth0-- srv 198.18.0.2:8080
+#   c2 198.18.2.2 --eth0---n-c2-- nat 198.18.2.1
+#
+# nat: ip_forward=1, nft `masquerade to :40000` (ONE public port) on n-srv,
+# nf_conntrack_tcp_timeout_time_wait=0. srv has no route back to the
+# clients, everything it sees comes from 198.18.0.1:40000.
+
+NAT_PORT=40000
+SRV_ADDR=198.18.0.2
+SRV_PORT=8080
+NAT_PUB=198.18.0.1
+
+# nat_topo_setup : creates $c1 $c2 $nat $srv. Returns non-zero on failure.
+nat_topo_setup()
+{
+	setup_ns c1 c2 nat srv || return $?
+
+	ip link add n-c1 netns "$nat" type veth peer name eth0 netns "$c1" &&
+	ip link add n-c2 netns "$nat" type veth peer name eth0 netns "$c2" &&
+	ip link add n-srv netns "$nat" type veth peer name eth0 netns "$srv" ||
+		return 1
+
+	ip -n "$c1" addr add 198.18.1.2/24 dev eth0
+	ip -n "$c2" addr add 198.18.2.2/24 dev eth0
+	ip -n "$srv" addr add $SRV_ADDR/24 dev eth0
+	ip -n "$nat" addr add 198.18.1.1/24 dev n-c1
+	ip -n "$nat" addr add 198.18.2.1/24 dev n-c2
+	ip -n "$nat" addr add $NAT_PUB/24 dev n-srv
+	for ns in "$c1" "$c2" "$srv"; do
+		ip -n "$ns" link set eth0 up
+	done
+	for dev in n-c1 n-c2 n-srv; do
+		ip -n "$nat" link set "$dev" up
+	done
+	ip -n "$c1" route add default via 198.18.1.1
+	ip -n "$c2" route add default via 198.18.2.1
+	ip netns exec "$nat" sysctl -qw net.ipv4.ip_forward=1
+
+	ip netns exec "$nat" nft -f - <<EOF || return 1
+table ip natpaws {
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "n-srv" meta l4proto tcp masquerade to :$NAT_PORT
+	}
+}
+EOF
+	# The ruleset autoloaded nf_conntrack; only now does the sysctl exist.
+	ip netns exec "$nat" sysctl -qw \
+		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 || return 1
+
+	# Everything else at its default, spelled out because the recipe
+	# depends on it (pitfalls 5 and 6).
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_rfc1337=0
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+
+	# Wait until every veth end is operationally up (no ping here: it
+	# is not always installed, and srv has no route back for ICMP).
+	busywait 3000 link_up "$c1" eth0 && busywait 3000 link_up "$c2" eth0 &&
+	busywait 3000 link_up "$srv" eth0 &&
+	busywait 3000 link_up "$nat" n-c1 && busywait 3000 link_up "$nat" n-c2 &&
+	busywait 3000 link_up "$nat" n-srv
+}
+
+nat_topo_cleanup()
+{
+	cleanup_ns "$c1" "$c2" "$nat" "$srv"
+}

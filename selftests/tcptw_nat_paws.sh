@@ -1,0 +1,283 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# PAWS rejections of SYNs by server TIME_WAIT sockets behind a NAT
+# (seed 000), following the measured recipe (shared reference nat-paws.md):
+#
+#   c1 198.18.1.2 --eth0---n-c1--+
+#                                nat ---n-srv---eth0-- srv 198.18.0.2:8080
+#   c2 198.18.2.2 --eth0---n-c2--+  masquerade to 198.18.0.1:40000 (1 port)
+#                                   conntrack tcp time_wait = 0
+#
+# One client process alternates c1, c2, c1, ... (setns before socket())
+# with a close barrier; the server reads the request, answers and closes
+# first, so every connection leaves a TIME_WAIT socket on srv for the one
+# tuple 198.18.0.1:40000 -> 198.18.0.2:8080. The next SYN comes from the
+# other client, whose TSval has another random offset: about half the
+# time it is "older" and the TIME_WAIT socket answers it with an ACK
+# (PAWS reject); the client RSTs (killing the TIME_WAIT socket) and
+# retransmits its SYN after 8 ms. With N = 2k+1 on 6.1: exactly k.
+#
+# Main test: tcptw's TwSynPawsRejected on srv == srv PAWSEstab (+
+# PAWSTimewait) delta == clients' TCPSynRetrans delta == clients' OutRsts
+# delta > 0. Controls: clients close first; clients tcp_timestamps=2;
+# srv tcp_timestamps=0.
+#
+# TCPTW_DEMO=1: only the main scenario, printing srv's counters and events.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/nat_topo.sh"
+
+require_root
+require_cmd ip nft conntrack nstat
+require_traffic
+require_module
+
+# N odd: the number of rejections is the same whichever client has the
+# lower TS offset. Kernels that hash the ports into the TS offset
+# (6.12.95+, CVE-2026-23247 backport, and probably the host's) make it
+# random: N >= 41 gives about 20.
+if [ -n "$TCPTW_NAT_N" ]; then
+	N=$TCPTW_NAT_N
+elif kernel_is_61; then
+	N=21
+else
+	N=41
+fi
+
+TW_COUNTERS="TwCreated TwOverflow TwPawsRejected TwSynPawsRejected
+TwSynSeqRejected TwSynRecycled TwAckSent TwRstSent TwKilledByRst"
+
+declare -A B A D
+
+# snapshot ARRAY : everything a scenario compares, absolute values.
+snapshot()
+{
+	local -n s=$1
+	local c a b
+
+	for c in $TW_COUNTERS; do
+		s[srv_$c]=$(tw_counter "$srv" "$c")
+		a=$(tw_counter "$c1" "$c")
+		b=$(tw_counter "$c2" "$c")
+		s[cli_$c]=
+		_is_num "$a" && _is_num "$b" && s[cli_$c]=$((a + b))
+	done
+	s[srv_paws]=$(mib_paws_tw "$srv")
+	s[srv_tw]=$(mib "$srv" TcpExtTW)
+	s[cli_tw]=$(mib_sum TcpExtTW "$c1" "$c2")
+	s[cli_synretrans]=$(mib_sum TcpExtTCPSynRetrans "$c1" "$c2")
+	s[cli_outrsts]=$(mib_sum TcpOutRsts "$c1" "$c2")
+	s[ct_insert_failed]=$(ct_stat "$nat" insert_failed)
+	s[ct_drop]=$(ct_stat "$nat" drop)
+}
+
+# delta: D[key] = A[key] - B[key]; empty if a side is missing (no module).
+delta()
+{
+	local k
+
+	D=()
+	for k in "${!A[@]}"; do
+		if _is_num "${A[$k]}" && _is_num "${B[$k]}"; then
+			D[$k]=$((A[$k] - B[$k]))
+		else
+			D[$k]=
+		fi
+	done
+}
+
+print_deltas()
+{
+	local k line=
+
+	for k in $(printf '%s\n' "${!D[@]}" | sort); do
+		line+=" $k=${D[$k]}"
+	done
+	diag "deltas:$line"
+}
+
+demo_print()
+{
+	echo "=== srv ($srv) /proc/net/tcptw/counters"
+	ip netns exec "$srv" cat "$TCPTW_PROC/counters"
+	echo "=== srv /proc/net/tcptw/events (last 10 lines)"
+	ip netns exec "$srv" cat "$TCPTW_PROC/events" | tail -n 10
+	echo "=== ground truth"
+	echo "connections:                    $N (c1/c2 alternating, 1 NAT port)"
+	echo "srv TcpExt PAWSEstab+Timewait:  ${D[srv_paws]}"
+	echo "srv TcpExt TW:                  ${D[srv_tw]}"
+	echo "clients TcpExt TCPSynRetrans:   ${D[cli_synretrans]}"
+	echo "clients Tcp OutRsts:            ${D[cli_outrsts]}"
+	echo "nat conntrack insert_failed:    ${D[ct_insert_failed]}"
+	echo "client JSON: $(cat "$OUT")"
+}
+
+# run_scenario NAME : fresh namespaces, one client run, deltas in D[].
+# Knobs: CLOSE_FIRST (server|client), CLI_TS, SRV_TS, GAP_MS.
+run_scenario()
+{
+	local name=$1 rc
+	local gap=()
+
+	OUT=$TMPDIR_T/$name.client.json
+	if ! nat_topo_setup; then
+		check_err 1 "topology setup failed"
+		return 1
+	fi
+	ip netns exec "$c1" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
+	ip netns exec "$c2" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps="$SRV_TS"
+
+	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
+	     --listen $SRV_ADDR:$SRV_PORT --count "$N" --timeout 120 \
+	     --close-first "$CLOSE_FIRST"; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	snapshot B
+	[ "${GAP_MS:-0}" -gt 0 ] && gap=(--gap-ms "$GAP_MS")
+	timeout 150 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
+		--count "$N" --netns "$(nspath "$c1"),$(nspath "$c2")" \
+		--close-first "$CLOSE_FIRST" --barrier --timeout 90 \
+		--connect-timeout 10000 --verbose "${gap[@]}" >"$OUT"
+	rc=$?
+	check_err $rc "client exited with $rc"
+	bg_wait "$SERVER_PID"
+	snapshot A
+	delta
+	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	print_deltas
+}
+
+# Common ground-truth checks of every scenario.
+check_clean_run()
+{
+	check_eq "client connections ok" "$(json_get "$OUT" ok)" "$N"
+	check_eq "nat conntrack insert_failed" "${D[ct_insert_failed]}" 0
+	check_eq "connects >= 0.5 s" "$(json_get "$OUT" slow_connects)" 0
+}
+
+test_main()
+{
+	local k
+
+	test_begin "main: server closes first, clients alternate behind 1 NAT port"
+	CLOSE_FIRST=server CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario main
+	k=${D[srv_paws]}
+
+	# Ground truth (the recipe's exact relations).
+	check_clean_run
+	check_gt "srv PAWS rejections (PAWSEstab+PAWSTimewait)" "$k" 0
+	check_eq "clients TCPSynRetrans == PAWS" "${D[cli_synretrans]}" "$k"
+	check_eq "clients OutRsts == PAWS" "${D[cli_outrsts]}" "$k"
+	check_eq "connects with tcpi_total_retrans>0 == PAWS" \
+		"$(json_get "$OUT" retrans_connects)" "$k"
+	check_eq "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
+	if kernel_is_61; then
+		check_eq "6.1: PAWS rejections == (N-1)/2" "$k" $(((N - 1) / 2))
+	fi
+
+	# The module against it.
+	check_mod_gt "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
+	check_mod_eq "srv TwSynPawsRejected == PAWS MIB" \
+		"${D[srv_TwSynPawsRejected]}" "$k"
+	check_mod_eq "srv TwSynPawsRejected == clients TCPSynRetrans" \
+		"${D[srv_TwSynPawsRejected]}" "${D[cli_synretrans]}"
+	check_mod_eq "srv TwSynPawsRejected == clients OutRsts" \
+		"${D[srv_TwSynPawsRejected]}" "${D[cli_outrsts]}"
+	check_mod_eq "srv TwPawsRejected == TwSynPawsRejected" \
+		"${D[srv_TwPawsRejected]}" "${D[srv_TwSynPawsRejected]}"
+	check_mod_eq "srv TwCreated == srv TcpExt TW" \
+		"${D[srv_TwCreated]}" "${D[srv_tw]}"
+	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
+	# Every SYN after the first meets the previous connection's
+	# TIME_WAIT socket (one tuple): rejected or recycled.
+	check_mod_eq "srv TwSynRecycled == N-1-PAWS" \
+		"${D[srv_TwSynRecycled]}" $((N - 1 - k))
+	# Each client RST hits the TIME_WAIT socket with seq == rcv_nxt and
+	# kills it (tcp_rfc1337=0).
+	check_mod_eq "srv TwKilledByRst == clients OutRsts" \
+		"${D[srv_TwKilledByRst]}" "${D[cli_outrsts]}"
+	check_mod_eq "srv TwOverflow" "${D[srv_TwOverflow]}" 0
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "srv events tw_syn_paws_rejected src=$NAT_PUB:$NAT_PORT" \
+			"$(events_count "$srv" tw_syn_paws_rejected \
+			   "src=$NAT_PUB:$NAT_PORT dst=$SRV_ADDR:$SRV_PORT")" "$k"
+		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]} (not asserted: timing)"
+	fi
+	[ "${TCPTW_DEMO:-0}" = 1 ] && demo_print
+	nat_topo_cleanup
+	log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
+}
+
+test_clients_close_first()
+{
+	test_begin "control a: clients close first"
+	CLOSE_FIRST=client CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario ctl_a
+	check_clean_run
+	check_eq "srv TcpExt TW" "${D[srv_tw]}" 0
+	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
+	check_eq "clients TcpExt TW == connections" "${D[cli_tw]}" "$N"
+	check_mod_eq "srv TwCreated" "${D[srv_TwCreated]}" 0
+	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
+	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
+	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
+	check_mod_eq "clients TwCreated == clients TcpExt TW" \
+		"${D[cli_TwCreated]}" "${D[cli_tw]}"
+	nat_topo_cleanup
+	log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
+}
+
+test_clients_ts2()
+{
+	test_begin "control b: clients tcp_timestamps=2 (no random offset)"
+	# 2 ms apart so that TSval always advances (pitfall 8).
+	CLOSE_FIRST=server CLI_TS=2 SRV_TS=1 GAP_MS=2 run_scenario ctl_b
+	check_clean_run
+	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
+	check_eq "clients OutRsts" "${D[cli_outrsts]}" 0
+	check_eq "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
+	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
+	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
+	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
+	check_mod_eq "srv TwSynRecycled == N-1" "${D[srv_TwSynRecycled]}" $((N - 1))
+	check_mod_eq "srv TwCreated == srv TcpExt TW" \
+		"${D[srv_TwCreated]}" "${D[srv_tw]}"
+	nat_topo_cleanup
+	log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
+}
+
+test_srv_ts0()
+{
+	test_begin "control c: srv tcp_timestamps=0"
+	CLOSE_FIRST=server CLI_TS=1 SRV_TS=0 GAP_MS=0 run_scenario ctl_c
+	check_clean_run
+	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	# Without timestamps the TIME_WAIT socket still refuses a SYN whose
+	# seq is not after rcv_nxt (about half of them): same ACK/RST/retransmit.
+	check_gt "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
+	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
+	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
+	check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans" \
+		"${D[srv_TwSynSeqRejected]}" "${D[cli_synretrans]}"
+	diag "srv TwSynRecycled=${D[srv_TwSynRecycled]} clients OutRsts=${D[cli_outrsts]} (not asserted)"
+	nat_topo_cleanup
+	log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
+}
+
+diag "kernel $(uname -r), N=$N connections per scenario"
+if [ "${TCPTW_DEMO:-0}" = 1 ]; then
+	ktap_plan 1
+	test_main
+else
+	ktap_plan 4
+	test_main
+	test_clients_close_first
+	test_clients_ts2
+	test_srv_ts0
+fi
+ktap_finish
