@@ -453,6 +453,12 @@ ct_stat()
 		tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { s += $2 } END { print s + 0 }'
 }
 
+# tw_sockets NS : TIME_WAIT sockets (any substate) now in @ns.
+tw_sockets()
+{
+	ip netns exec "$1" ss -Htan state time-wait 2>/dev/null | wc -l
+}
+
 # json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
 # errors.NAME. Prints 0 if absent.
 json_get()

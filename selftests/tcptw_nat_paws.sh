@@ -30,7 +30,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/nat_topo.sh"
 
 require_root
-require_cmd ip nft conntrack nstat
+require_cmd ip nft conntrack nstat ss
 require_traffic
 require_module
 
@@ -147,6 +147,8 @@ run_scenario()
 	bg_wait "$SERVER_PID"
 	snapshot A
 	delta
+	TW_LEFT=$(tw_sockets "$srv")
+	diag "srv TIME_WAIT sockets left: $TW_LEFT"
 	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
 	print_deltas
 }
@@ -175,6 +177,9 @@ test_main()
 	check_eq "connects with tcpi_total_retrans>0 == PAWS" \
 		"$(json_get "$OUT" retrans_connects)" "$k"
 	check_eq "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
+	# Every TIME_WAIT socket but the last was killed by a client RST or
+	# recycled by the next SYN.
+	check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" 1
 	if kernel_is_61; then
 		check_eq "6.1: PAWS rejections == (N-1)/2" "$k" $(((N - 1) / 2))
 	fi
@@ -200,6 +205,9 @@ test_main()
 	# kills it (tcp_rfc1337=0).
 	check_mod_eq "srv TwKilledByRst == clients OutRsts" \
 		"${D[srv_TwKilledByRst]}" "${D[cli_outrsts]}"
+	check_mod_eq "srv TwSynRecycled + TwKilledByRst == TW - TW left" \
+		$((${D[srv_TwSynRecycled]:-0} + ${D[srv_TwKilledByRst]:-0})) \
+		$((${D[srv_tw]} - TW_LEFT))
 	check_mod_eq "srv TwOverflow" "${D[srv_TwOverflow]}" 0
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "srv events tw_syn_paws_rejected src=$NAT_PUB:$NAT_PORT" \

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# run_vm.sh KO_PATH : what runs inside the QEMU guest (scripts/vng-run.sh):
+# insmod the module, run the whole selftest suite (KTAP), rmmod, and fail
+# if the kernel logged a BUG/WARNING/Oops meanwhile. Every step is bounded
+# with timeout(1). Exit status: 0 only if everything passed.
+
+ko=${1:?usage: run_vm.sh KO_PATH}
+here=$(cd "$(dirname "$0")" && pwd)
+rc=0
+
+ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
+dmesg_start=$(dmesg | wc -l)
+echo "# run_vm: kernel $(uname -r), module $ko"
+
+timeout 60 make -s -C "$here" all || { echo "not ok 1 selftests: tcptw: build"; exit 1; }
+
+if ! timeout 60 insmod "$ko"; then
+	echo "TAP version 13"
+	echo "1..1"
+	echo "not ok 1 selftests: tcptw: insmod $ko"
+	dmesg | tail -n +$((dmesg_start + 1)) | sed 's/^/# /'
+	exit 1
+fi
+echo "# /proc/net/tcptw/probes:"
+timeout 10 cat /proc/net/tcptw/probes | sed 's/^/#   /'
+
+TCPTW_KO=$ko timeout 3000 make -s -C "$here" run || rc=1
+
+if grep -q '^tcptw ' /proc/modules; then
+	timeout 60 rmmod tcptw || { echo "# rmmod tcptw failed"; rc=1; }
+fi
+
+bad=$(dmesg | tail -n +$((dmesg_start + 1)) |
+	grep -E 'BUG|WARNING|Oops|general protection|Call Trace')
+if [ -n "$bad" ]; then
+	echo "not ok - selftests: tcptw: kernel log clean"
+	echo "$bad" | head -n 40 | sed 's/^/# /'
+	rc=1
+else
+	echo "# kernel log since the start: no BUG/WARNING/Oops"
+fi
+exit $rc

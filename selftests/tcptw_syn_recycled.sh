@@ -1,0 +1,123 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# A SYN accepted by a server TIME_WAIT socket (server-side "recycle"):
+#
+#   cli 198.18.0.1:45000 --eth0---eth0-- srv 198.18.0.2:8080
+#       fd00::1                              fd00::2
+#
+# The server closes first, so each connection leaves a TIME_WAIT socket
+# on srv. The client binds the same local port every time (SO_REUSEADDR)
+# and waits 20 ms between connections, so the new SYN carries a newer
+# TSval: the TIME_WAIT socket hands it to the listener (TCP_TW_SYN).
+# The first connection creates the TIME_WAIT socket and each later one
+# recycles it: TwSynRecycled == N - 1, every connect succeeds, no SYN is
+# retransmitted. Control: a new source port each time -> 0.
+# (No kernel counter exists for this; the topology is the ground truth.)
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat ss
+require_traffic
+require_module
+
+N=10
+LPORT=45000
+
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
+	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
+	ip -n "$cli" addr add fd00::1/64 dev eth0 nodad
+	ip -n "$srv" addr add fd00::2/64 dev eth0 nodad
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	# explicit, the test depends on them
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+	ip netns exec "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+# run_recycle NAME SRC DST [--bind ...]
+run_recycle()
+{
+	local name=$1 src=$2 dst=$3; shift 3
+	local b_rec b_tw b_retr
+
+	OUT=$TMPDIR_T/$name.client.json
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		return 1
+	fi
+	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
+	     --listen "$dst" --count $N --timeout 60 --close-first server; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	b_rec=$(tw_counter "$srv" TwSynRecycled)
+	b_tw=$(mib "$srv" TcpExtTW)
+	b_retr=$(mib "$cli" TcpExtTCPSynRetrans)
+	timeout 90 "$TRAFFIC" client --connect "$dst" --count $N \
+		--netns "$(nspath "$cli")" --close-first server --barrier \
+		--gap-ms 20 --timeout 60 --connect-timeout 3000 --verbose \
+		"$@" >"$OUT"
+	check_err $? "client failed"
+	bg_wait "$SERVER_PID"
+	D_TW=$(( $(mib "$srv" TcpExtTW) - b_tw ))
+	D_RETR=$(( $(mib "$cli" TcpExtTCPSynRetrans) - b_retr ))
+	# Each recycle removes a TIME_WAIT socket (inet_twsk_deschedule_put).
+	TW_LEFT=$(tw_sockets "$srv")
+	D_REC=
+	[ "$HAVE_MODULE" = 1 ] &&
+		D_REC=$(( $(tw_counter "$srv" TwSynRecycled) - b_rec ))
+	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	diag "local ports: $(grep -o '"lport":[0-9]*' "$OUT" | cut -d: -f2 | sort -u | tr '\n' ' ')"
+	diag "srv TW=$D_TW TIME_WAIT sockets left=$TW_LEFT cli TCPSynRetrans=$D_RETR | TwSynRecycled=$D_REC"
+	check_eq "client connections ok" "$(json_get "$OUT" ok)" $N
+	check_eq "srv TcpExt TW == N" "$D_TW" $N
+	check_eq "client TCPSynRetrans" "$D_RETR" 0
+}
+
+test_same_port()
+{
+	local fam=$1 src=$2 dst=$3
+
+	test_begin "same port $fam"
+	run_recycle "rec_$fam" "$src" "$dst" --bind "$src" --reuseaddr
+	check_eq "client used one local port" \
+		"$(grep -o '"lport":[0-9]*' "$OUT" | sort -u | wc -l)" 1
+	check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" 1
+	check_mod_eq "srv TwSynRecycled == N-1" "$D_REC" $((N - 1))
+	check_mod_eq "srv TwSynRecycled == TW created - TW left" "$D_REC" \
+		$((D_TW - TW_LEFT))
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "srv events tw_syn_recycled src=$src" \
+			"$(events_count "$srv" tw_syn_recycled "src=$src dst=$dst")" \
+			$((N - 1))
+	fi
+	cleanup_all_ns
+	log_test "syn_recycled: $fam: same source port -> TwSynRecycled == reconnects"
+}
+
+test_new_port()
+{
+	test_begin "new port each time"
+	run_recycle rec_ctl 198.18.0.1:0 198.18.0.2:8080
+	check_eq "client used N local ports" \
+		"$(grep -o '"lport":[0-9]*' "$OUT" | sort -u | wc -l)" $N
+	check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" $N
+	check_mod_eq "srv TwSynRecycled" "$D_REC" 0
+	cleanup_all_ns
+	log_test "syn_recycled: control: new source port each time -> 0"
+}
+
+ktap_plan 3
+test_same_port ipv4 198.18.0.1:$LPORT 198.18.0.2:8080
+test_same_port ipv6 "[fd00::1]:$LPORT" "[fd00::2]:8080"
+test_new_port
+ktap_finish
