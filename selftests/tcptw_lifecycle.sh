@@ -1,0 +1,317 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Per-netns isolation, /proc files of new namespaces, the control file's
+# permissions and syntax, and rmmod/insmod under traffic.
+#
+#   (a)  cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2:8080   idle (no links)
+#        tcp_max_tw_buckets=10 on srv, 40 server-closed connections
+#   (b)  a namespace created now (after insmod)
+#   (c)  srv of (a): reset by nobody / root without CAP_NET_ADMIN / root
+#   (d)  the NAT topology of tcptw_nat_paws.sh with traffic in a bounded
+#        background loop, 20 x (rmmod tcptw; insmod $TCPTW_KO)
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/nat_topo.sh"
+
+require_root
+require_cmd ip nstat setpriv
+require_traffic
+require_module
+
+PY=/usr/bin/python3
+ABI_COUNTERS="TwCreated TwOverflow TwPawsRejected TwSynPawsRejected
+TwSynSeqRejected TwSynRecycled TwAckSent TwRstSent TwKilledByRst"
+DMESG_START=$(dmesg 2>/dev/null | wc -l)
+
+# The errno of writing DATA (python escapes allowed) to / reading FILE,
+# or OK: prints e.g. EPERM.
+PROC_IO='import errno, os, sys
+op, path = sys.argv[1], sys.argv[2]
+try:
+    if op == "w":
+        data = sys.argv[3].encode().decode("unicode_escape").encode()
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    else:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.read(fd, 65536)
+        finally:
+            os.close(fd)
+    print("OK")
+except OSError as e:
+    print(errno.errorcode.get(e.errno, str(e.errno)))'
+
+# proc_io NS WHO r|w FILE [DATA]; WHO: root, nobody, nonetadmin
+proc_io()
+{
+	local ns=$1 who=$2; shift 2
+	local as=()
+
+	case $who in
+	nobody)	as=(setpriv --reuid=65534 --regid=65534 --clear-groups) ;;
+	nonetadmin) as=(setpriv --bounding-set=-net_admin --inh-caps=-net_admin) ;;
+	esac
+	ip netns exec "$ns" "${as[@]}" "$PY" -c "$PROC_IO" "$@" 2>&1
+}
+
+counters_text()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>&1
+}
+
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
+	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+test_isolation()
+{
+	local b_ovf b_tw c_tw d_ovf d_tw d_ctw
+
+	test_begin "isolation"
+	setup_ns idle
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "lifecycle: isolation: only the busy netns counts"
+		return
+	fi
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
+	server_start "$srv" "$TMPDIR_T/iso.server.json" --listen 198.18.0.2:8080 \
+		--count 40 --timeout 60 || check_err 1 "server did not start"
+	b_ovf=$(mib "$srv" TcpExtTCPTimeWaitOverflow)
+	b_tw=$(mib "$srv" TcpExtTW)
+	c_tw=$(mib "$cli" TcpExtTW)
+	timeout 90 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 40 \
+		--netns "$(nspath "$cli")" --barrier --timeout 60 \
+		>"$TMPDIR_T/iso.client.json"
+	check_err $? "client failed"
+	bg_wait "$SERVER_PID"
+	d_ovf=$(( $(mib "$srv" TcpExtTCPTimeWaitOverflow) - b_ovf ))
+	d_tw=$(( $(mib "$srv" TcpExtTW) - b_tw ))
+	d_ctw=$(( $(mib "$cli" TcpExtTW) - c_tw ))
+	diag "client: $(cat "$TMPDIR_T/iso.client.json")"
+	check_eq "srv TcpExt TCPTimeWaitOverflow" "$d_ovf" 30
+	check_eq "srv TcpExt TW" "$d_tw" 10
+	# The namespaces are fresh: absolute values are the deltas.
+	check_mod_eq "srv TwOverflow == TCPTimeWaitOverflow" \
+		"$(tw_counter "$srv" TwOverflow)" "$d_ovf"
+	check_mod_eq "srv TwCreated == TcpExt TW" \
+		"$(tw_counter "$srv" TwCreated)" "$d_tw"
+	check_mod_eq "cli TwCreated == cli TcpExt TW" \
+		"$(tw_counter "$cli" TwCreated)" "$d_ctw"
+	check_mod_eq "cli TwOverflow" "$(tw_counter "$cli" TwOverflow)" 0
+	check_mod_eq "idle netns: sum of all counters" \
+		"$(tw_counters_sum "$idle")" 0
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "idle netns: events lines" \
+			"$(ip netns exec "$idle" cat "$TCPTW_PROC/events" | wc -l)" 0
+	fi
+	log_test "lifecycle: isolation: only the busy netns counts"
+}
+
+test_new_netns()
+{
+	local f names
+
+	test_begin "new netns"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "tcptw not loaded"
+		log_test "lifecycle: a netns created after insmod has the /proc files"
+		return
+	fi
+	setup_ns fresh
+	for f in counters events probes control; do
+		ip netns exec "$fresh" test -e "$TCPTW_PROC/$f"
+		check_err $? "$TCPTW_PROC/$f missing in a new netns"
+	done
+	names=$(ip netns exec "$fresh" cat "$TCPTW_PROC/counters" |
+		awk '{ print $1 }' | head -n 9 | tr '\n' ' ')
+	check_eq "counters in ABI order" \
+		"$([ "$names" = "$(echo $ABI_COUNTERS) " ] && echo 1 || echo 0)" 1
+	diag "counters: $names"
+	check_eq "fresh netns: sum of all counters" "$(tw_counters_sum "$fresh")" 0
+	check_gt "probes lines" \
+		"$(ip netns exec "$fresh" cat "$TCPTW_PROC/probes" | wc -l)" 0
+	# PROC_NET_SNMP6 compatibility promised by the ABI
+	check_eq "nstat reads counters (TwCreated present)" \
+		"$(ip netns exec "$fresh" env PROC_NET_SNMP6=$TCPTW_PROC/counters \
+		   nstat -asz 2>/dev/null | grep -c '^TwCreated ')" 1
+	log_test "lifecycle: a netns created after insmod has the /proc files"
+}
+
+test_reset()
+{
+	local before r data
+
+	test_begin "reset"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "tcptw not loaded"
+		log_test "lifecycle: control: permissions, syntax, reset"
+		return
+	fi
+	if [ ! -x "$PY" ]; then
+		skip_test "$PY missing"
+		log_test "lifecycle: control: permissions, syntax, reset"
+		return
+	fi
+	# srv of test_isolation has non-zero counters and events.
+	before=$(counters_text "$srv")
+	check_gt "srv TwOverflow before reset" "$(tw_counter "$srv" TwOverflow)" 0
+	diag "capabilities of nonetadmin: $(ip netns exec "$srv" setpriv \
+		--bounding-set=-net_admin --inh-caps=-net_admin \
+		grep CapEff /proc/self/status | tr -s '\t' ' ')"
+
+	r=$(proc_io "$srv" nobody w "$TCPTW_PROC/control" 'reset\n')
+	diag "nobody writes reset: $r"
+	# 0200 root: the VFS may refuse the open (EACCES) before the
+	# module's CAP_NET_ADMIN check (EPERM); either is a refusal.
+	check_eq "nobody: write reset refused" \
+		"$( [ "$r" = EPERM ] || [ "$r" = EACCES ] && echo 1 || echo 0)" 1
+	r=$(proc_io "$srv" nonetadmin w "$TCPTW_PROC/control" 'reset\n')
+	check_eq "root without CAP_NET_ADMIN: write reset -> EPERM" \
+		"$([ "$r" = EPERM ] && echo 1 || echo "$r")" 1
+	r=$(proc_io "$srv" nobody r "$TCPTW_PROC/events")
+	check_eq "nobody: read events -> EPERM" \
+		"$([ "$r" = EPERM ] && echo 1 || echo "$r")" 1
+	r=$(proc_io "$srv" nonetadmin r "$TCPTW_PROC/events")
+	check_eq "root without CAP_NET_ADMIN: read events -> EPERM" \
+		"$([ "$r" = EPERM ] && echo 1 || echo "$r")" 1
+	r=$(proc_io "$srv" nobody r "$TCPTW_PROC/counters")
+	check_eq "nobody: read counters -> OK" "$([ "$r" = OK ] && echo 1 || echo "$r")" 1
+	check_eq "counters unchanged after refused resets" \
+		"$([ "$(counters_text "$srv")" = "$before" ] && echo 1 || echo 0)" 1
+
+	for data in 'foo' 'reset extra' '\n' '' 'resetx' 'reset\n\n'; do
+		r=$(proc_io "$srv" root w "$TCPTW_PROC/control" "$data")
+		check_eq "root writes '$data' -> EINVAL" \
+			"$([ "$r" = EINVAL ] && echo 1 || echo "$r")" 1
+	done
+	check_eq "counters unchanged after invalid writes" \
+		"$([ "$(counters_text "$srv")" = "$before" ] && echo 1 || echo 0)" 1
+
+	r=$(proc_io "$srv" root w "$TCPTW_PROC/control" 'reset\n')
+	check_eq "root writes 'reset\\n' -> OK" "$([ "$r" = OK ] && echo 1 || echo "$r")" 1
+	check_eq "srv: sum of counters after reset" "$(tw_counters_sum "$srv")" 0
+	check_eq "srv: events lines after reset" \
+		"$(ip netns exec "$srv" cat "$TCPTW_PROC/events" | wc -l)" 0
+	r=$(proc_io "$srv" root w "$TCPTW_PROC/control" 'reset')
+	check_eq "root writes 'reset' (no newline) -> OK" \
+		"$([ "$r" = OK ] && echo 1 || echo "$r")" 1
+	log_test "lifecycle: control: permissions, syntax, reset"
+}
+
+test_reload()
+{
+	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws
+
+	test_begin "reload"
+	if [ -z "$TCPTW_KO" ]; then
+		skip_test "TCPTW_KO not set"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
+		return
+	fi
+	if [ "$HAVE_MODULE" != 1 ] || [ ! -r "$TCPTW_KO" ]; then
+		skip_test "module not loaded or $TCPTW_KO unreadable"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
+		return
+	fi
+	if ! nat_topo_setup; then
+		check_err 1 "topology setup failed"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
+		return
+	fi
+	server_start "$srv" "$TMPDIR_T/reload.server.json" \
+		--listen $SRV_ADDR:$SRV_PORT --count 0 --timeout 240 ||
+		check_err 1 "server did not start"
+
+	# Bounded background traffic: at most 100 runs of 21 connections,
+	# each run bounded to 20 s, until $stop exists.
+	(
+		for i in $(seq 100); do
+			[ -e "$stop" ] && break
+			timeout 30 "$TRAFFIC" client \
+				--connect $SRV_ADDR:$SRV_PORT --count 21 \
+				--netns "$(nspath "$c1"),$(nspath "$c2")" \
+				--barrier --timeout 20 \
+				>"$TMPDIR_T/reload.client.$i.json"
+		done
+	) &
+	loop_pid=$!
+	BG_PIDS+=("$loop_pid")
+
+	for i in $(seq 20); do
+		timeout 60 rmmod tcptw || { diag "rmmod #$i failed"; break; }
+		timeout 60 insmod "$TCPTW_KO" || { diag "insmod #$i failed"; break; }
+		ok=$((ok + 1))
+		sleep 0.1
+	done
+	touch "$stop"
+	bg_wait "$loop_pid"
+	check_eq "rmmod/insmod cycles" "$ok" 20
+	if ! grep -q '^tcptw ' /proc/modules; then
+		timeout 60 insmod "$TCPTW_KO"
+		check_err 1 "module not loaded after the cycles"
+	fi
+
+	# Background traffic must be unaffected by the reloads.
+	a=0 b=0
+	for out in "$TMPDIR_T"/reload.client.*.json; do
+		[ -e "$out" ] || continue
+		a=$((a + $(json_get "$out" attempts)))
+		b=$((b + $(json_get "$out" ok)))
+	done
+	diag "background traffic: $b of $a connections ok"
+	check_gt "background connections" "$a" 0
+	check_eq "background connections ok" "$b" "$a"
+
+	# The reloaded module counts in a namespace that existed before.
+	k=$(tw_counter "$srv" TwSynPawsRejected)
+	paws=$(mib_paws_tw "$srv")
+	out=$TMPDIR_T/reload.final.json
+	timeout 60 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT --count 21 \
+		--netns "$(nspath "$c1"),$(nspath "$c2")" --barrier --timeout 40 \
+		>"$out"
+	check_eq "after reload: client ok" "$(json_get "$out" ok)" 21
+	k=$(( $(tw_counter "$srv" TwSynPawsRejected) - k ))
+	paws=$(( $(mib_paws_tw "$srv") - paws ))
+	check_eq "after reload: srv TwSynPawsRejected == PAWS MIB" "$k" "$paws"
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	nat_topo_cleanup
+	log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
+}
+
+test_dmesg()
+{
+	local bad
+
+	test_begin "dmesg"
+	bad=$(dmesg 2>/dev/null | tail -n +$((DMESG_START + 1)) |
+		grep -E 'BUG|WARNING|Oops|general protection')
+	if [ -n "$bad" ]; then
+		echo "$bad" | head -n 20 | sed 's/^/#   /'
+		check_err 1 "kernel log has BUG/WARNING/Oops"
+	fi
+	log_test "lifecycle: kernel log clean (no BUG/WARNING/Oops)"
+}
+
+ktap_plan 5
+test_isolation
+test_new_netns
+test_reset
+test_reload
+test_dmesg
+ktap_finish
