@@ -459,6 +459,25 @@ tw_sockets()
 	ip netns exec "$1" ss -Htan state time-wait 2>/dev/null | wc -l
 }
 
+# ns_snapshot NS ARRAY PREFIX : one `ip netns exec` (they are slow under
+# TCG) filling ARRAY[PREFIX<name>] with every tcptw counter (as tw_<name>),
+# every nstat counter (mib_<name>, absolute) and the conntrack stats
+# summed over CPUs (ct_<field>).
+ns_snapshot()
+{
+	local ns=$1 prefix=$3 k v
+	local -n arr=$2
+
+	while read -r k v; do
+		arr[$prefix$k]=$v
+	done < <(ip netns exec "$ns" sh -c "
+		cat $TCPTW_PROC/counters 2>/dev/null | awk '{ print \"tw_\" \$1, \$2 }'
+		nstat -asz 2>/dev/null | awk '/^[A-Za-z]/ { print \"mib_\" \$1, \$2 }'
+		conntrack -S 2>/dev/null | tr ' ' '\n' |
+			awk -F= 'NF == 2 { s[\$1] += \$2 } END { for (k in s) print \"ct_\" k, s[k] }'
+	")
+}
+
 # json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
 # errors.NAME. Prints 0 if absent.
 json_get()

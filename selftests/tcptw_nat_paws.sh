@@ -52,25 +52,36 @@ TwSynSeqRejected TwSynRecycled TwAckSent TwRstSent TwKilledByRst"
 declare -A B A D
 
 # snapshot ARRAY : everything a scenario compares, absolute values.
+# tcptw counters are empty when the module is not loaded.
 snapshot()
 {
 	local -n s=$1
-	local c a b
+	local c k
+	declare -A r=()
 
+	ns_snapshot "$srv" r srv_
+	ns_snapshot "$c1" r c1_
+	ns_snapshot "$c2" r c2_
+	ns_snapshot "$nat" r nat_
 	for c in $TW_COUNTERS; do
-		s[srv_$c]=$(tw_counter "$srv" "$c")
-		a=$(tw_counter "$c1" "$c")
-		b=$(tw_counter "$c2" "$c")
+		s[srv_$c]=${r[srv_tw_$c]}
 		s[cli_$c]=
-		_is_num "$a" && _is_num "$b" && s[cli_$c]=$((a + b))
+		_is_num "${r[c1_tw_$c]}" && _is_num "${r[c2_tw_$c]}" &&
+			s[cli_$c]=$((r[c1_tw_$c] + r[c2_tw_$c]))
 	done
-	s[srv_paws]=$(mib_paws_tw "$srv")
-	s[srv_tw]=$(mib "$srv" TcpExtTW)
-	s[cli_tw]=$(mib_sum TcpExtTW "$c1" "$c2")
-	s[cli_synretrans]=$(mib_sum TcpExtTCPSynRetrans "$c1" "$c2")
-	s[cli_outrsts]=$(mib_sum TcpOutRsts "$c1" "$c2")
-	s[ct_insert_failed]=$(ct_stat "$nat" insert_failed)
-	s[ct_drop]=$(ct_stat "$nat" drop)
+	s[srv_paws]=$((${r[srv_mib_TcpExtPAWSEstab]:-0} + ${r[srv_mib_TcpExtPAWSTimewait]:-0}))
+	s[srv_tw]=${r[srv_mib_TcpExtTW]:-0}
+	s[cli_tw]=$((${r[c1_mib_TcpExtTW]:-0} + ${r[c2_mib_TcpExtTW]:-0}))
+	s[cli_synretrans]=$((${r[c1_mib_TcpExtTCPSynRetrans]:-0} + ${r[c2_mib_TcpExtTCPSynRetrans]:-0}))
+	s[cli_outrsts]=$((${r[c1_mib_TcpOutRsts]:-0} + ${r[c2_mib_TcpOutRsts]:-0}))
+	s[ct_insert_failed]=${r[nat_ct_insert_failed]:-0}
+	s[ct_drop]=${r[nat_ct_drop]:-0}
+	# every srv/client MIB, for the diagnostic dump of non-zero deltas
+	for k in "${!r[@]}"; do
+		case $k in
+		srv_mib_Tcp*|c1_mib_Tcp*|c2_mib_Tcp*) s[x_$k]=${r[$k]} ;;
+		esac
+	done
 }
 
 # delta: D[key] = A[key] - B[key]; empty if a side is missing (no module).
@@ -90,12 +101,16 @@ delta()
 
 print_deltas()
 {
-	local k line=
+	local k line= mibs=
 
 	for k in $(printf '%s\n' "${!D[@]}" | sort); do
-		line+=" $k=${D[$k]}"
+		case $k in
+		x_*)	[ "${D[$k]:-0}" != 0 ] && mibs+=" ${k#x_}=${D[$k]}" ;;
+		*)	line+=" $k=${D[$k]}" ;;
+		esac
 	done
 	diag "deltas:$line"
+	diag "non-zero MIB deltas:$mibs"
 }
 
 demo_print()
@@ -111,7 +126,7 @@ demo_print()
 	echo "clients TcpExt TCPSynRetrans:   ${D[cli_synretrans]}"
 	echo "clients Tcp OutRsts:            ${D[cli_outrsts]}"
 	echo "nat conntrack insert_failed:    ${D[ct_insert_failed]}"
-	echo "client JSON: $(cat "$OUT")"
+	echo "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
 }
 
 # run_scenario NAME : fresh namespaces, one client run, deltas in D[].
