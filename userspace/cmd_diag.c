@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmds.h"
+#include "diagnose.h"
+#include "proc.h"
+
+/* The module's tables: events, peers, listeners; and diagnose. */
+
+static int need_module(const char *what)
+{
+	if (tcptw_module_loaded())
+		return 0;
+	fprintf(stderr, "tcptw: %s: %s\n", what, module_hint());
+	return EXIT_RUNTIME;
+}
+
+static int table_err(const char *file, int err)
+{
+	char what[64];
+
+	snprintf(what, sizeof(what), "/proc/net/tcptw/%s", file);
+	if (err == -EPERM || err == -EACCES) {
+		fprintf(stderr, "tcptw: %s: %s (reading it needs "
+			"CAP_NET_ADMIN over the netns)\n", what,
+			strerror(-err));
+		return EXIT_RUNTIME;
+	}
+	return fail(what, err);
+}
+
+static void print_event(struct out *o, const struct tcptw_event *e)
+{
+	char tbuf[32];
+	time_t t = e->sec;
+
+	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&t));
+	out_obj_open(o, NULL);
+	out_text(o, "%s.%03ld ", tbuf, e->nsec / 1000000);
+	out_double(o, "time", NULL, e->sec + e->nsec / 1e9);
+	out_str(o, "event", "%-24s", e->name);
+	out_str(o, "src", " %-24s", e->src);
+	out_str(o, "dst", " -> %-24s", e->dst);
+	if (e->age_ms != EV_NONE)
+		out_s64(o, "age_ms", " age=%" PRId64 "ms", e->age_ms);
+	if (e->tsval != EV_NONE)
+		out_s64(o, "tsval", " tsval=%" PRId64, e->tsval);
+	if (e->ts_recent != EV_NONE)
+		out_s64(o, "ts_recent", " ts_recent=%" PRId64, e->ts_recent);
+	if (strcmp(e->reason, "-"))
+		out_str(o, "reason", " reason=%s", e->reason);
+	out_text(o, "\n");
+	out_obj_close(o);
+}
+
+static bool newer(const struct tcptw_event *e, int64_t sec, long nsec)
+{
+	return e->sec > sec || (e->sec == sec && e->nsec > nsec);
+}
+
+int cmd_events(const struct opts *opt)
+{
+	struct event_list l;
+	int64_t last_sec = -1;
+	long last_nsec = -1;
+	struct out o;
+	size_t i;
+	char *buf;
+	int err;
+
+	err = need_module("events");
+	if (err)
+		return err;
+	install_stop_handlers();
+	out_init(&o, stdout, opt->json);
+	do {
+		buf = tcptw_read(TCPTW_DIR "/events", NULL);
+		if (!buf)
+			return table_err("events", -errno);
+		err = events_parse(buf, &l);
+		free(buf);
+		if (err < 0)
+			return fail("events", err);
+		for (i = 0; i < l.n; i++) {
+			if (!newer(&l.v[i], last_sec, last_nsec))
+				continue;
+			print_event(&o, &l.v[i]);
+			last_sec = l.v[i].sec;
+			last_nsec = l.v[i].nsec;
+		}
+		events_free(&l);
+		fflush(stdout);
+	} while (opt->follow && sleep_interruptible(1.0));
+	return EXIT_OK;
+}
+
+static int print_table(const struct opts *opt, const char *file)
+{
+	struct table t;
+	struct out o;
+	size_t r, c;
+	char rel[64];
+	char *buf;
+	int err;
+
+	err = need_module(file);
+	if (err)
+		return err;
+	snprintf(rel, sizeof(rel), TCPTW_DIR "/%s", file);
+	buf = tcptw_read(rel, NULL);
+	if (!buf)
+		return table_err(file, -errno);
+	err = table_parse(buf, &t);
+	free(buf);
+	if (err < 0)
+		return fail(rel, err);
+	out_init(&o, stdout, opt->json);
+	out_arr_open(&o, NULL);
+	for (c = 0; c < t.ncols; c++)
+		out_text(&o, c ? " %*s" : "%-*s", c ? (int)strlen(t.cols[c]) :
+			 40, t.cols[c]);
+	out_text(&o, "\n");
+	for (r = 0; r < t.nrows; r++) {
+		out_obj_open(&o, NULL);
+		out_str(&o, t.cols[0], "%-40s", t.rows[r].key);
+		for (c = 1; c < t.ncols; c++) {
+			if (t.rows[r].v[c] == TBL_NONE) {
+				out_null(&o, t.cols[c], "");
+				out_text(&o, " %*s", (int)strlen(t.cols[c]),
+					 "-");
+				continue;
+			}
+			out_u64(&o, t.cols[c], NULL, t.rows[r].v[c]);
+			out_text(&o, " %*" PRIu64, (int)strlen(t.cols[c]),
+				 t.rows[r].v[c]);
+		}
+		out_text(&o, "\n");
+		out_obj_close(&o);
+	}
+	out_arr_close(&o);
+	if (!opt->json && !t.nrows)
+		printf("(no rows)\n");
+	table_free(&t);
+	return EXIT_OK;
+}
+
+int cmd_peers(const struct opts *opt)
+{
+	return print_table(opt, "peers");
+}
+
+int cmd_listeners(const struct opts *opt)
+{
+	return print_table(opt, "listeners");
+}
+
+static void print_evidence(struct out *o, const struct evidence *e)
+{
+	out_obj_open(o, NULL);
+	out_str(o, "name", "    %-36s", e->name);
+	switch (e->kind) {
+	case EVK_DELTA:
+		out_s64(o, "delta", " +%" PRId64, e->v);
+		out_double(o, "rate", " (%.1f/s)", e->x);
+		break;
+	case EVK_VALUE:
+		out_s64(o, "value", " = %" PRId64, e->v);
+		break;
+	case EVK_SHARE:
+		out_s64(o, "ephemeral_in_use", " %" PRId64 " local ports",
+			e->v);
+		out_double(o, "range_share", " = %.1f%% of the range",
+			   100 * e->x);
+		break;
+	case EVK_LISTENER:
+		out_s64(o, "overflows", " %" PRId64 " overflows", e->v);
+		if (e->a != TBL_NONE)
+			out_u64(o, "backlog", ", backlog %" PRIu64, e->a);
+		if (e->b != TBL_NONE)
+			out_u64(o, "max_backlog", "/%" PRIu64, e->b);
+		break;
+	}
+	out_text(o, "\n");
+	out_obj_close(o);
+}
+
+static void print_finding(struct out *o, const struct finding *f)
+{
+	int i;
+
+	out_obj_open(o, NULL);
+	out_str(o, "id", "\n[%s] ", f->id);
+	out_str(o, "title", "%s\n", f->title);
+	out_text(o, "  evidence:\n");
+	out_arr_open(o, "evidence");
+	for (i = 0; i < f->nev; i++)
+		print_evidence(o, &f->ev[i]);
+	out_arr_close(o);
+	if (f->npeers) {
+		out_text(o, "  peers (from %s):\n", f->peers_from);
+		out_str(o, "peers_from", NULL, f->peers_from);
+	}
+	out_arr_open(o, "peers");
+	for (i = 0; i < f->npeers; i++) {
+		out_obj_open(o, NULL);
+		out_str(o, "addr", "    %-36s", f->peers[i].addr);
+		out_u64(o, "count", " %" PRIu64 "\n", f->peers[i].n);
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	out_arr_open(o, "notes");
+	for (i = 0; i < f->nnotes; i++)
+		out_str(o, NULL, "  note: %s\n", f->notes[i]);
+	out_arr_close(o);
+	out_str(o, "remedy", "  remedy: %s\n", f->remedy);
+	out_obj_close(o);
+}
+
+static int load_or_sample(const struct opts *opt, struct snapshot *base,
+			  struct snapshot *cur)
+{
+	int err;
+
+	if (opt->baseline) {
+		err = snapshot_load(base, opt->baseline);
+		if (err) {
+			fprintf(stderr, "tcptw: %s: %s\n", opt->baseline,
+				err == -EINVAL ? "not a tcptw baseline file" :
+				strerror(-err));
+			return EXIT_RUNTIME;
+		}
+	} else {
+		snapshot_take(base, SNAP_CT);
+		if (opt->since > 0 && !sleep_interruptible(opt->since)) {
+			snapshot_free(base);
+			return EXIT_RUNTIME;
+		}
+	}
+	snapshot_take(cur, SNAP_ALL & ~SNAP_HIST);
+	if (cur->mib_err) {
+		snapshot_free(base);
+		snapshot_free(cur);
+		return fail("/proc/net/netstat", cur->mib_err);
+	}
+	return 0;
+}
+
+int cmd_diagnose(const struct opts *opt)
+{
+	struct deltaset dm = { 0 }, dk = { 0 }, dc = { 0 };
+	const struct ctrset none = { 0 };
+	struct snapshot base, cur;
+	struct diag_input in = { 0 };
+	struct diag_result *r;
+	struct out o;
+	int err, i;
+
+	install_stop_handlers();
+	/* --save-baseline alone: record now, compare on a later run */
+	if (opt->save_baseline && !opt->baseline && opt->since <= 0) {
+		snapshot_take(&cur, SNAP_CT);
+		err = snapshot_save(&cur, opt->save_baseline);
+		snapshot_free(&cur);
+		if (err)
+			return fail(opt->save_baseline, err);
+		if (!opt->json)
+			printf("baseline saved to %s\n", opt->save_baseline);
+		return EXIT_OK;
+	}
+	err = load_or_sample(opt, &base, &cur);
+	if (err)
+		return err;
+	r = calloc(1, sizeof(*r));
+	in.secs = opt->baseline ? cur.ts - base.ts : cur.mono - base.mono;
+	if (!r || ctr_diff(&base.mod, &cur.mod, in.secs, &dm) ||
+	    ctr_diff(&base.mib, &cur.mib, in.secs, &dk) ||
+	    ctr_diff(base.have_ct ? &base.ct.stats : NULL,
+		     cur.have_ct ? &cur.ct.stats : &none, in.secs, &dc)) {
+		err = fail("diagnose", -ENOMEM);
+		goto out;
+	}
+	in.module = cur.module;
+	in.mod = &dm;
+	in.mib = &dk;
+	in.ct = cur.have_ct ? &dc : NULL;
+	in.sys = &cur.sys;
+	in.ct_have_count = cur.have_ct && cur.ct.have_count &&
+			   cur.ct.have_max;
+	in.ct_count = cur.ct.count;
+	in.ct_max = cur.ct.max;
+	in.census = cur.have_census ? &cur.census : NULL;
+	in.events = cur.events_err ? NULL : &cur.events;
+	in.events_err = cur.events_err;
+	in.peers = cur.peers_err ? NULL : &cur.peers;
+	in.listeners = cur.listeners_err ? NULL : &cur.listeners;
+	diagnose_run(&in, r);
+
+	out_init(&o, stdout, opt->json);
+	out_obj_open(&o, NULL);
+	out_str(&o, "netns", "tcptw diagnose: netns %s", opt->label);
+	out_double(&o, "ts", NULL, cur.ts);
+	out_double(&o, "window_s", ", %.1f s window", in.secs);
+	out_text(&o, opt->baseline ? " (since baseline)\n" : "\n");
+	out_bool(&o, "module_loaded", NULL, cur.module);
+	if (!cur.module)
+		out_text(&o, "note: %s\n", module_hint());
+	out_str(&o, "verdict", NULL, r->n ? "problem" : "no evidence");
+	out_arr_open(&o, "findings");
+	for (i = 0; i < r->n; i++)
+		print_finding(&o, &r->f[i]);
+	out_arr_close(&o);
+	if (!r->n)
+		out_text(&o, "\nno evidence of PAWS/TIME_WAIT rejections, port "
+			 "exhaustion, TIME_WAIT overflow, listen queue "
+			 "overflow, conntrack drops or NAT idle resets\n");
+	out_arr_open(&o, "caveats");
+	for (i = 0; i < r->ncaveats; i++)
+		out_str(&o, NULL, "caveat: %s\n", r->caveats[i]);
+	out_arr_close(&o);
+	out_obj_close(&o);
+	err = r->n ? EXIT_FOUND : EXIT_OK;
+	if (opt->save_baseline) {
+		int e = snapshot_save(&cur, opt->save_baseline);
+
+		if (e)
+			err = fail(opt->save_baseline, e);
+	}
+out:
+	free(r);
+	deltaset_free(&dm);
+	deltaset_free(&dk);
+	deltaset_free(&dc);
+	snapshot_free(&base);
+	snapshot_free(&cur);
+	return err;
+}

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cmds.h"
+#include "proc.h"
+#include "prom.h"
+
+volatile sig_atomic_t tcptw_stop;
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	tcptw_stop = 1;
+}
+
+void install_stop_handlers(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	/* no SA_RESTART: nanosleep() returns at once on Ctrl-C */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool sleep_interruptible(double secs)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)secs,
+		.tv_nsec = (long)((secs - (time_t)secs) * 1e9),
+	};
+
+	while (!tcptw_stop && nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+	return !tcptw_stop;
+}
+
+int fail(const char *what, int err)
+{
+	fprintf(stderr, "tcptw: %s: %s\n", what, strerror(err < 0 ? -err :
+							   err));
+	return EXIT_RUNTIME;
+}
+
+const char *module_hint(void)
+{
+	return "tcptw.ko is not loaded: load it with \"sudo insmod "
+	       "tcptw.ko\" from the build tree or \"sudo modprobe tcptw\" "
+	       "once installed";
+}
+
+void module_note(struct out *o, const struct snapshot *s)
+{
+	out_obj_open(o, "module");
+	out_bool(o, "loaded", NULL, s->module);
+	if (!s->module) {
+		out_str(o, "hint", "note: %s; showing what the kernel alone "
+			"offers (MIBs, sysctls, conntrack)\n", module_hint());
+	} else if (s->mod_err) {
+		out_str(o, "error", "note: /proc/net/tcptw/counters: %s\n",
+			strerror(-s->mod_err));
+	}
+	out_obj_close(o);
+}
+
+static void ctr_line(struct out *o, const char *name, uint64_t v)
+{
+	out_text(o, "  %-32s %20" PRIu64 "\n", name, v);
+	out_u64(o, name, NULL, v);
+}
+
+static void print_ct(struct out *o, const struct snapshot *s)
+{
+	size_t i;
+
+	out_obj_open(o, "conntrack");
+	if (!s->have_ct) {
+		out_text(o, "conntrack: not available (nf_conntrack not "
+			 "loaded in this netns)\n");
+		out_bool(o, "available", NULL, false);
+		out_obj_close(o);
+		return;
+	}
+	out_text(o, "conntrack (%s)\n", s->ct.source);
+	out_str(o, "source", NULL, s->ct.source);
+	if (s->ct.have_count)
+		ctr_line(o, "entries", s->ct.count);
+	if (s->ct.have_max)
+		ctr_line(o, "max", s->ct.max);
+	out_obj_open(o, "stats");
+	for (i = 0; i < s->ct.stats.n; i++)
+		ctr_line(o, s->ct.stats.v[i].name, s->ct.stats.v[i].val);
+	out_obj_close(o);
+	out_obj_close(o);
+}
+
+static void print_sysctls(struct out *o, const struct snapshot *s)
+{
+	int id;
+
+	out_text(o, "sysctls\n");
+	out_obj_open(o, "sysctl");
+	for (id = 0; id < SC_NR; id++) {
+		if (!s->sys.have[id])
+			continue;
+		out_text(o, "  %-32s %20lld\n", sysctl_name(id), s->sys.v[id]);
+		out_s64(o, sysctl_name(id), NULL, s->sys.v[id]);
+	}
+	out_obj_close(o);
+}
+
+static void header(struct out *o, const struct opts *opt, double ts)
+{
+	out_str(o, "netns", "netns %s\n", opt->label);
+	out_double(o, "ts", NULL, ts);
+}
+
+int cmd_stat(const struct opts *opt)
+{
+	struct snapshot s;
+	struct out o;
+	size_t i;
+
+	snapshot_take(&s, SNAP_CT);
+	if (s.mib_err) {
+		snapshot_free(&s);
+		return fail("/proc/net/netstat", s.mib_err);
+	}
+	out_init(&o, stdout, opt->json);
+	out_obj_open(&o, NULL);
+	header(&o, opt, s.ts);
+	module_note(&o, &s);
+	if (s.module && !s.mod_err) {
+		out_text(&o, "tcptw counters\n");
+		out_obj_open(&o, "counters");
+		for (i = 0; i < s.mod.n; i++)
+			ctr_line(&o, s.mod.v[i].name, s.mod.v[i].val);
+		out_obj_close(&o);
+	}
+	out_text(&o, "kernel MIBs\n");
+	out_obj_open(&o, "mib");
+	for (i = 0; i < s.mib.n; i++)
+		if (mib_relevant(s.mib.v[i].name))
+			ctr_line(&o, s.mib.v[i].name, s.mib.v[i].val);
+	out_obj_close(&o);
+	print_ct(&o, &s);
+	print_sysctls(&o, &s);
+	out_obj_close(&o);
+	snapshot_free(&s);
+	return EXIT_OK;
+}
+
+/* Moved counters of one delta set, plain and JSON. */
+static void print_moved(struct out *o, const char *key,
+			const struct deltaset *d, bool mib)
+{
+	size_t i;
+
+	out_obj_open(o, key);
+	for (i = 0; i < d->n; i++) {
+		const struct ctr_delta *c = &d->v[i];
+
+		if (!c->delta || (c->flags & CTR_GONE))
+			continue;
+		if (mib && !mib_relevant(c->name))
+			continue;
+		out_text(o, "  %-32s %20" PRIu64 " %12.1f/s%s\n", c->name,
+			 c->delta, c->rate,
+			 c->flags & CTR_RESET ? " (reset)" :
+			 c->flags & CTR_NEW ? " (new)" : "");
+		out_obj_open(o, c->name);
+		out_u64(o, "value", NULL, c->val);
+		out_u64(o, "delta", NULL, c->delta);
+		out_double(o, "rate", NULL, c->rate);
+		out_obj_close(o);
+	}
+	out_obj_close(o);
+}
+
+static void print_census_totals(struct out *o, const struct snapshot *s)
+{
+	int st;
+
+	if (!s->have_census)
+		return;
+	out_text(o, "  sockets:");
+	out_obj_open(o, "sockets");
+	for (st = 0; st < CS_OTHER; st++) {
+		out_text(o, " %s %u", census_state_name(st),
+			 s->census.total[st]);
+		out_u64(o, census_state_name(st), NULL, s->census.total[st]);
+	}
+	if (s->census.nremote) {
+		out_text(o, "; busiest %s:%u holds %.1f%% of the port range",
+			 s->census.remote[0].addr, s->census.remote[0].port,
+			 100 * census_share(&s->census, &s->census.remote[0]));
+	}
+	out_text(o, "\n");
+	out_obj_close(o);
+}
+
+int cmd_watch(const struct opts *opt)
+{
+	struct deltaset dm, dk, dc = { 0 };
+	const struct ctrset none = { 0 };
+	struct snapshot prev, cur;
+	long n = 0;
+	double secs;
+	struct out o;
+	char tbuf[32];
+	time_t t;
+
+	install_stop_handlers();
+	out_init(&o, stdout, opt->json);
+	snapshot_take(&prev, SNAP_CT);
+	if (prev.mib_err) {
+		snapshot_free(&prev);
+		return fail("/proc/net/netstat", prev.mib_err);
+	}
+	if (!prev.module && !opt->json)
+		printf("note: %s; watching kernel MIBs and conntrack only\n",
+		       module_hint());
+	while (sleep_interruptible(opt->interval)) {
+		snapshot_take(&cur, SNAP_CT | SNAP_CENSUS);
+		secs = cur.mono - prev.mono;
+		if (ctr_diff(&prev.mod, &cur.mod, secs, &dm) ||
+		    ctr_diff(&prev.mib, &cur.mib, secs, &dk) ||
+		    ctr_diff(prev.have_ct ? &prev.ct.stats : NULL,
+			     cur.have_ct ? &cur.ct.stats : &none, secs, &dc)) {
+			snapshot_free(&cur);
+			snapshot_free(&prev);
+			return fail("watch", -ENOMEM);
+		}
+		t = (time_t)cur.ts;
+		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&t));
+		out_obj_open(&o, NULL);
+		out_str(&o, "netns", NULL, opt->label);
+		out_double(&o, "ts", NULL, cur.ts);
+		out_double(&o, "interval", NULL, secs);
+		out_bool(&o, "module", NULL, cur.module);
+		out_text(&o, "--- %s  netns %s  %.1f s\n", tbuf, opt->label,
+			 secs);
+		print_moved(&o, "counters", &dm, false);
+		print_moved(&o, "mib", &dk, true);
+		if (cur.have_ct)
+			print_moved(&o, "conntrack", &dc, false);
+		print_census_totals(&o, &cur);
+		out_obj_close(&o);
+		fflush(stdout);
+		deltaset_free(&dm);
+		deltaset_free(&dk);
+		deltaset_free(&dc);
+		snapshot_free(&prev);
+		prev = cur;
+		if (opt->count && ++n >= opt->count)
+			break;
+	}
+	snapshot_free(&prev);
+	return EXIT_OK;
+}
+
+static void print_eps(struct out *o, const char *key,
+		      const struct census *c, const struct census_ep *v,
+		      size_t n, bool remote)
+{
+	size_t i;
+
+	out_arr_open(o, key);
+	out_text(o, "%-40s %8s %8s %8s %8s %8s\n",
+		 remote ? "remote endpoint" : "local port", "estab",
+		 "timewait", "synrecv", "synsent",
+		 remote ? "range%" : "");
+	for (i = 0; i < n; i++) {
+		char ep[64];
+
+		if (remote)
+			snprintf(ep, sizeof(ep), "%s:%u", v[i].addr,
+				 v[i].port);
+		else
+			snprintf(ep, sizeof(ep), "%u", v[i].port);
+		out_obj_open(o, NULL);
+		if (remote) {
+			out_str(o, "addr", NULL, v[i].addr);
+			out_u64(o, "port", NULL, v[i].port);
+			out_text(o, "%-40s", ep);
+		} else {
+			out_u64(o, "port", "%-40" PRIu64, v[i].port);
+		}
+		out_u64(o, "established", " %8" PRIu64, v[i].n[CS_ESTAB]);
+		out_u64(o, "time_wait", " %8" PRIu64, v[i].n[CS_TIME_WAIT]);
+		out_u64(o, "syn_recv", " %8" PRIu64, v[i].n[CS_SYN_RECV]);
+		out_u64(o, "syn_sent", " %8" PRIu64, v[i].n[CS_SYN_SENT]);
+		if (remote) {
+			out_u64(o, "ephemeral_in_use", NULL, v[i].ephemeral);
+			out_double(o, "range_share", NULL,
+				   census_share(c, &v[i]));
+			out_text(o, " %7.1f%%", 100 * census_share(c, &v[i]));
+		}
+		out_text(o, "\n");
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+}
+
+int cmd_sockets(const struct opts *opt)
+{
+	struct snapshot s;
+	struct out o;
+	int st;
+
+	snapshot_take(&s, SNAP_CENSUS);
+	if (s.census_err) {
+		fprintf(stderr, "tcptw: sock_diag dump: %s\n",
+			s.census.why ? s.census.why : strerror(-s.census_err));
+		snapshot_free(&s);
+		return EXIT_RUNTIME;
+	}
+	out_init(&o, stdout, opt->json);
+	out_obj_open(&o, NULL);
+	header(&o, opt, s.ts);
+	out_obj_open(&o, "port_range");
+	out_u64(&o, "lo", "ephemeral range %" PRIu64, s.census.port_lo);
+	out_u64(&o, "hi", "-%" PRIu64, s.census.port_hi);
+	out_u64(&o, "size", " (%" PRIu64 " ports)\n",
+		s.census.port_hi - s.census.port_lo + 1);
+	out_obj_close(&o);
+	out_obj_open(&o, "total");
+	out_text(&o, "total:");
+	for (st = 0; st < CS_NR; st++)
+		out_u64(&o, census_state_name(st), NULL, s.census.total[st]);
+	out_text(&o, " established %u, time_wait %u, syn_recv %u, "
+		 "syn_sent %u\n\n", s.census.total[CS_ESTAB],
+		 s.census.total[CS_TIME_WAIT], s.census.total[CS_SYN_RECV],
+		 s.census.total[CS_SYN_SENT]);
+	out_obj_close(&o);
+	print_eps(&o, "remote", &s.census, s.census.remote,
+		  s.census.nremote < 20 ? s.census.nremote : 20, true);
+	out_text(&o, "\n");
+	print_eps(&o, "local", &s.census, s.census.local,
+		  s.census.nlocal < 20 ? s.census.nlocal : 20, false);
+	out_obj_close(&o);
+	snapshot_free(&s);
+	return EXIT_OK;
+}
+
+int cmd_export(const struct opts *opt)
+{
+	struct snapshot s;
+	int err;
+
+	snapshot_take(&s, SNAP_ALL);
+	if (s.mib_err) {
+		snapshot_free(&s);
+		return fail("/proc/net/netstat", s.mib_err);
+	}
+	err = prom_write(stdout, &s, opt->label);
+	snapshot_free(&s);
+	if (!err && fflush(stdout))
+		err = -errno;
+	return err ? fail("export", err) : EXIT_OK;
+}

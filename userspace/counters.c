@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "counters.h"
+
+int ctrset_add(struct ctrset *s, const char *name, uint64_t val)
+{
+	struct ctr *nv;
+
+	if (!*name || strlen(name) >= CTR_NAME_MAX)
+		return -EINVAL;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+
+		nv = realloc(s->v, cap * sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		s->v = nv;
+		s->cap = cap;
+	}
+	snprintf(s->v[s->n].name, CTR_NAME_MAX, "%s", name);
+	s->v[s->n].val = val;
+	s->n++;
+	return 0;
+}
+
+const struct ctr *ctrset_find(const struct ctrset *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->n; i++)
+		if (!strcmp(s->v[i].name, name))
+			return &s->v[i];
+	return NULL;
+}
+
+bool ctrset_get(const struct ctrset *s, const char *name, uint64_t *val)
+{
+	const struct ctr *c = ctrset_find(s, name);
+
+	if (c && val)
+		*val = c->val;
+	return c;
+}
+
+void ctrset_free(struct ctrset *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* A decimal u64, or a negative s64 stored as two's complement. */
+static int parse_value(const char *tok, uint64_t *v)
+{
+	char *end;
+
+	errno = 0;
+	if (*tok == '-')
+		*v = (uint64_t)strtoll(tok, &end, 10);
+	else if (*tok >= '0' && *tok <= '9')
+		*v = strtoull(tok, &end, 10);
+	else
+		return -EINVAL;
+	if (errno || end == tok || *end)
+		return -EINVAL;
+	return 0;
+}
+
+int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
+{
+	char *copy, *line, *save = NULL, *name, *val, *extra, *sp;
+	char full[CTR_NAME_MAX];
+	int added = 0, err;
+	uint64_t v;
+
+	copy = strdup(buf);
+	if (!copy)
+		return -ENOMEM;
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sp = NULL;
+		name = strtok_r(line, " \t\r", &sp);
+		val = strtok_r(NULL, " \t\r", &sp);
+		extra = strtok_r(NULL, " \t\r", &sp);
+		if (!name || !val || extra || *name == '#')
+			continue;
+		if (parse_value(val, &v))
+			continue;
+		if (snprintf(full, sizeof(full), "%s%s", prefix ? prefix : "",
+			     name) >= (int)sizeof(full))
+			continue;
+		err = ctrset_add(s, full, v);
+		if (err == -ENOMEM) {
+			free(copy);
+			return err;
+		}
+		added += !err;
+	}
+	free(copy);
+	return added;
+}
+
+static char *next_line(char **p)
+{
+	char *line = *p, *nl;
+
+	if (!line || !*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (nl) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else {
+		*p = NULL;
+	}
+	return line;
+}
+
+/* "Tag:" and the rest of the line; NULL if the line has no tag. */
+static char *split_tag(char *line, char **rest)
+{
+	char *colon = strchr(line, ':');
+
+	if (!colon || colon == line)
+		return NULL;
+	*colon = '\0';
+	*rest = colon + 1;
+	return line;
+}
+
+static int table_pair(struct ctrset *s, const char *tag, char *names,
+		      char *vals)
+{
+	char *ns = NULL, *vs = NULL, *n, *v;
+	char full[CTR_NAME_MAX];
+	int added = 0, err;
+	uint64_t val;
+
+	n = strtok_r(names, " \t\r", &ns);
+	v = strtok_r(vals, " \t\r", &vs);
+	/* A short row (truncated read) keeps the columns it has. */
+	for (; n && v; n = strtok_r(NULL, " \t\r", &ns),
+	     v = strtok_r(NULL, " \t\r", &vs)) {
+		if (parse_value(v, &val))
+			continue;
+		if (snprintf(full, sizeof(full), "%s%s", tag, n) >=
+		    (int)sizeof(full))
+			continue;
+		err = ctrset_add(s, full, val);
+		if (err == -ENOMEM)
+			return err;
+		added += !err;
+	}
+	return added;
+}
+
+int ctr_parse_table(struct ctrset *s, const char *buf)
+{
+	char *copy, *p, *l1, *l2, *tag1, *tag2, *names, *vals;
+	int added = 0, n;
+
+	copy = strdup(buf);
+	if (!copy)
+		return -ENOMEM;
+	p = copy;
+	while ((l1 = next_line(&p))) {
+		tag1 = split_tag(l1, &names);
+		if (!tag1)
+			continue;
+		l2 = next_line(&p);
+		if (!l2)
+			break;
+		tag2 = split_tag(l2, &vals);
+		if (!tag2 || strcmp(tag1, tag2))
+			continue;	/* out of step: resync on next pair */
+		n = table_pair(s, tag1, names, vals);
+		if (n < 0) {
+			free(copy);
+			return n;
+		}
+		added += n;
+	}
+	free(copy);
+	return added;
+}
+
+uint64_t ctr_sub(uint64_t prev, uint64_t cur, unsigned int *flags)
+{
+	if (cur >= prev)
+		return cur - prev;
+	if (prev <= UINT32_MAX && prev >= (1ULL << 31)) {
+		if (flags)
+			*flags |= CTR_WRAP32;
+		return (UINT32_MAX - prev) + cur + 1;
+	}
+	if (flags)
+		*flags |= CTR_RESET;
+	return cur;
+}
+
+int ctr_diff(const struct ctrset *prev, const struct ctrset *cur, double secs,
+	     struct deltaset *out)
+{
+	size_t i, n = 0, cap = cur->n + (prev ? prev->n : 0);
+	const struct ctr *p;
+	struct ctr_delta *d;
+
+	out->v = calloc(cap ? cap : 1, sizeof(*out->v));
+	out->n = 0;
+	if (!out->v)
+		return -ENOMEM;
+	for (i = 0; i < cur->n; i++) {
+		d = &out->v[n++];
+		snprintf(d->name, sizeof(d->name), "%s", cur->v[i].name);
+		d->val = cur->v[i].val;
+		p = prev ? ctrset_find(prev, d->name) : NULL;
+		if (p) {
+			d->delta = ctr_sub(p->val, d->val, &d->flags);
+		} else {
+			d->flags |= CTR_NEW;
+			d->delta = d->val;
+		}
+		d->rate = secs > 0 ? d->delta / secs : 0;
+	}
+	for (i = 0; prev && i < prev->n; i++) {
+		if (ctrset_find(cur, prev->v[i].name))
+			continue;
+		d = &out->v[n++];
+		snprintf(d->name, sizeof(d->name), "%s", prev->v[i].name);
+		d->val = prev->v[i].val;
+		d->flags = CTR_GONE;
+	}
+	out->n = n;
+	return 0;
+}
+
+const struct ctr_delta *deltaset_find(const struct deltaset *d,
+				      const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < d->n; i++)
+		if (!strcmp(d->v[i].name, name))
+			return &d->v[i];
+	return NULL;
+}
+
+uint64_t deltaset_get(const struct deltaset *d, const char *name)
+{
+	const struct ctr_delta *c = deltaset_find(d, name);
+
+	return c ? c->delta : 0;
+}
+
+void deltaset_free(struct deltaset *d)
+{
+	free(d->v);
+	d->v = NULL;
+	d->n = 0;
+}

@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "diagnose.h"
+
+static const char REMEDY_PAWS[] =
+	"Let the clients close first (HTTP keep-alive, or close from the "
+	"client side) so TIME_WAIT stays on the clients, not on a server "
+	"that many clients reach through one NAT address. Keep "
+	"net.ipv4.tcp_timestamps=1: turning it off only hides this counter, "
+	"the same SYNs are then refused on sequence number "
+	"(TwSynSeqRejected). tcp_tw_recycle is gone since 4.12 and is no fix.";
+static const char REMEDY_SEQ[] =
+	"Turn timestamps back on (net.ipv4.tcp_timestamps=1 on server and "
+	"clients): with them a TIME_WAIT socket can accept a newer SYN, and "
+	"tcp_tw_reuse works. Then fix the cause as for PAWS: let the clients "
+	"close first (keep-alive).";
+static const char REMEDY_PORTS[] =
+	"Reuse connections: HTTP keep-alive, and for a proxy upstream "
+	"keepalive with at least as many idle connections as the concurrency. "
+	"Widen net.ipv4.ip_local_port_range (e.g. \"1024 65535\") or add "
+	"source addresses. tcp_tw_reuse=1 only raises the ceiling to one reuse "
+	"per port per second (tcp_tw_reuse_delay) and needs timestamps on "
+	"both ends. SO_LINGER with 0 timeout (RST on close) where losing "
+	"TIME_WAIT is acceptable.";
+static const char REMEDY_TWO[] =
+	"Raise net.ipv4.tcp_max_tw_buckets (sockets over it close without "
+	"TIME_WAIT protection; each bucket costs a few hundred bytes), or cut "
+	"the rate of short connections with keep-alive.";
+static const char REMEDY_LISTEN[] =
+	"Raise net.core.somaxconn and the application's listen backlog (the "
+	"smaller wins: nginx \"listen ... backlog=N\"), and accept faster (more "
+	"workers). For SYN-queue drops raise net.ipv4.tcp_max_syn_backlog and "
+	"keep net.ipv4.tcp_syncookies=1.";
+static const char REMEDY_CT[] =
+	"Raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets), "
+	"shorten nf_conntrack_tcp_timeout_time_wait, or exempt the benchmark "
+	"traffic from tracking (nft \"notrack\", iptables -t raw -j NOTRACK).";
+static const char REMEDY_CT_INSERT[] =
+	"Concurrent connections raced for the same SNAT tuple: use "
+	"MASQUERADE/SNAT with --random-fully (fully random source ports) or "
+	"more SNAT addresses.";
+static const char REMEDY_IDLE[] =
+	"Send keepalives more often than the NAT's idle timeout: "
+	"SO_KEEPALIVE with TCP_KEEPIDLE below it, or net.ipv4.tcp_keepalive_time "
+	"(e.g. 300 for a 350 s AWS NAT gateway/NLB), or application pings. On "
+	"a local NAT raise nf_conntrack_tcp_timeout_established; drop ct state "
+	"invalid rather than letting those packets reach the socket.";
+
+static uint64_t dm(const struct diag_input *in, const char *name)
+{
+	return in->mod ? deltaset_get(in->mod, name) : 0;
+}
+
+static uint64_t dk(const struct diag_input *in, const char *name)
+{
+	return in->mib ? deltaset_get(in->mib, name) : 0;
+}
+
+static uint64_t dc(const struct diag_input *in, const char *name)
+{
+	return in->ct ? deltaset_get(in->ct, name) : 0;
+}
+
+static struct finding *add(struct diag_result *r, const char *id,
+			   const char *title, const char *remedy)
+{
+	struct finding *f;
+
+	if (r->n == DIAG_MAX)
+		return NULL;
+	f = &r->f[r->n++];
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	snprintf(f->title, sizeof(f->title), "%s", title);
+	f->remedy = remedy;
+	return f;
+}
+
+/* Evidence from a counter delta; nothing if it did not move. */
+static void ev_delta(struct finding *f, const struct diag_input *in,
+		     const char *name, uint64_t d)
+{
+	struct evidence *e;
+
+	if (!d || f->nev == DIAG_MAX_EV)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->kind = EVK_DELTA;
+	e->v = d;
+	e->x = in->secs > 0 ? d / in->secs : 0;
+}
+
+static void ev_sysctl(struct finding *f, const struct diag_input *in,
+		      enum sysctl_id id)
+{
+	struct evidence *e;
+
+	if (!in->sys->have[id] || f->nev == DIAG_MAX_EV)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", sysctl_dotted(id));
+	if (id == SC_PORT_RANGE_HI)
+		strcat(e->name, "[hi]");
+	else if (id == SC_PORT_RANGE_LO)
+		strcat(e->name, "[lo]");
+	e->kind = EVK_VALUE;
+	e->v = in->sys->v[id];
+}
+
+static void ev_value(struct finding *f, const char *name, int64_t v)
+{
+	struct evidence *e;
+
+	if (f->nev == DIAG_MAX_EV)
+		return;
+	e = &f->ev[f->nev++];
+	snprintf(e->name, sizeof(e->name), "%s", name);
+	e->kind = EVK_VALUE;
+	e->v = v;
+}
+
+static void note(struct finding *f, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void note(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->nnotes == DIAG_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->notes[f->nnotes++], sizeof(f->notes[0]), fmt, ap);
+	va_end(ap);
+}
+
+static void caveat(struct diag_result *r, const char *s)
+{
+	if (r->ncaveats < DIAG_MAX_NOTES)
+		snprintf(r->caveats[r->ncaveats++], sizeof(r->caveats[0]),
+			 "%s", s);
+}
+
+/*
+ * Who caused it: the events' addresses first (@dst_side: connect()-side
+ * events name the remote in dst=), else the peers table's @col.
+ */
+static void name_peers(struct finding *f, const struct diag_input *in,
+		       const char *event, bool dst_side, const char *col)
+{
+	size_t r;
+	int n = 0;
+
+	if (in->events && in->events->n) {
+		n = events_top(in->events, event, dst_side, f->peers,
+			       DIAG_MAX_PEERS);
+		if (n) {
+			f->npeers = n;
+			f->peers_from = "events";
+			return;
+		}
+	}
+	if (!in->peers || table_col(in->peers, col) < 0)
+		return;
+	for (r = 0; r < in->peers->nrows && n < DIAG_MAX_PEERS; r++) {
+		uint64_t v = table_get(in->peers, r, col);
+
+		if (!v || v == TBL_NONE)
+			continue;
+		snprintf(f->peers[n].addr, sizeof(f->peers[n].addr), "%s",
+			 in->peers->rows[r].key);
+		f->peers[n++].n = v;
+	}
+	f->npeers = n;
+	if (n)
+		f->peers_from = "peers";
+}
+
+static void rfc1337_note(struct finding *f, const struct diag_input *in)
+{
+	if (sysctl_get(in->sys, SC_TCP_RFC1337, 0) == 1)
+		note(f, "aggravating: net.ipv4.tcp_rfc1337=1, so the client's "
+			"RST no longer clears the TIME_WAIT socket: each "
+			"rejected SYN becomes a connect() stalled in "
+			"retransmits until TIME_WAIT expires");
+}
+
+static void rule_paws(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t syn = dm(in, "TwSynPawsRejected");
+	uint64_t tw = dm(in, "TwPawsRejected");
+	uint64_t ktw = dk(in, "TcpExtPAWSTimewait");
+	struct finding *f;
+
+	if (!syn && !ktw && !tw)
+		return;
+	f = add(r, "nat_paws", syn ?
+		"PAWS rejected SYNs on TIME_WAIT sockets (clients behind NAT)" :
+		"PAWS rejections on TIME_WAIT sockets", REMEDY_PAWS);
+	if (!f)
+		return;
+	ev_delta(f, in, "TwSynPawsRejected", syn);
+	ev_delta(f, in, "TwPawsRejected", tw);
+	ev_delta(f, in, "TcpExtPAWSTimewait", ktw);
+	ev_delta(f, in, "TcpExtPAWSEstab", dk(in, "TcpExtPAWSEstab"));
+	ev_delta(f, in, "TcpExtTCPSynRetrans", dk(in, "TcpExtTCPSynRetrans"));
+	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
+	name_peers(f, in, "tw_syn_paws_rejected", false, "syn_paws_rejected");
+	if (f->npeers)
+		note(f, "the SYNs came from %s, most likely a NAT address "
+			"shared by several clients whose timestamp clocks "
+			"differ", f->peers[0].addr);
+	else if (in->module && (in->events_err == -EPERM ||
+				   in->events_err == -EACCES))
+		note(f, "the events file needs CAP_NET_ADMIN: run as root to "
+			"name the NAT address");
+	rfc1337_note(f, in);
+}
+
+static void rule_seq(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t seq = dm(in, "TwSynSeqRejected");
+	bool ts_off = sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0;
+	struct finding *f;
+
+	if (!seq)
+		return;
+	f = add(r, "ts_off_seq", ts_off ?
+		"Timestamps off hide PAWS, but TIME_WAIT still refuses SYNs "
+		"on sequence number" :
+		"TIME_WAIT refuses SYNs on sequence number (peers without "
+		"timestamps)", REMEDY_SEQ);
+	if (!f)
+		return;
+	ev_delta(f, in, "TwSynSeqRejected", seq);
+	ev_delta(f, in, "TcpExtTCPSynRetrans", dk(in, "TcpExtTCPSynRetrans"));
+	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
+	name_peers(f, in, "tw_syn_seq_rejected", false, "");
+	rfc1337_note(f, in);
+}
+
+static void rule_ports(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t ex = dm(in, "ConnectPortExhausted");
+	uint64_t tup = dm(in, "ConnectTupleInUse");
+	const struct census_ep *worst = NULL;
+	double share = 0, s;
+	struct finding *f;
+	char name[80];
+	size_t i;
+
+	for (i = 0; in->census && i < in->census->nremote; i++) {
+		s = census_share(in->census, &in->census->remote[i]);
+		if (s > share) {
+			share = s;
+			worst = &in->census->remote[i];
+		}
+	}
+	if (!ex && !tup && share < DIAG_PORT_SHARE)
+		return;
+	f = add(r, "port_exhaustion", "Ephemeral port exhaustion "
+		"(connect() finds no free local port)", REMEDY_PORTS);
+	if (!f)
+		return;
+	ev_delta(f, in, "ConnectPortExhausted", ex);
+	ev_delta(f, in, "ConnectTupleInUse", tup);
+	ev_delta(f, in, "TwReuseGranted", dm(in, "TwReuseGranted"));
+	ev_delta(f, in, "TwReuseDeniedDisabled",
+		 dm(in, "TwReuseDeniedDisabled"));
+	ev_delta(f, in, "TwReuseDeniedLoopbackOnly",
+		 dm(in, "TwReuseDeniedLoopbackOnly"));
+	ev_delta(f, in, "TwReuseDeniedNoTimestamps",
+		 dm(in, "TwReuseDeniedNoTimestamps"));
+	ev_delta(f, in, "TwReuseDeniedTooRecent",
+		 dm(in, "TwReuseDeniedTooRecent"));
+	ev_delta(f, in, "TwReuseDeniedFinWait2",
+		 dm(in, "TwReuseDeniedFinWait2"));
+	if (worst && share > 0 && f->nev < DIAG_MAX_EV) {
+		struct evidence *e = &f->ev[f->nev++];
+
+		snprintf(name, sizeof(name), "%s:%u", worst->addr,
+			 worst->port);
+		snprintf(e->name, sizeof(e->name), "%s", name);
+		e->kind = EVK_SHARE;
+		e->v = worst->ephemeral;
+		e->x = share;
+	}
+	ev_sysctl(f, in, SC_PORT_RANGE_LO);
+	ev_sysctl(f, in, SC_PORT_RANGE_HI);
+	ev_sysctl(f, in, SC_TCP_TW_REUSE);
+	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
+	if (dm(in, "TwReuseDeniedDisabled") ||
+	    dm(in, "TwReuseDeniedLoopbackOnly"))
+		note(f, "net.ipv4.tcp_tw_reuse=%lld: TIME_WAIT ports are "
+			"reused %s", sysctl_get(in->sys, SC_TCP_TW_REUSE, 2),
+		     sysctl_get(in->sys, SC_TCP_TW_REUSE, 2) == 2 ?
+		     "only over loopback" : "never");
+	if (dm(in, "TwReuseDeniedNoTimestamps"))
+		note(f, "reuse denied for lack of timestamps: tcp_tw_reuse "
+			"needs tcp_timestamps on both ends");
+	if (dm(in, "TwReuseDeniedTooRecent"))
+		note(f, "reuse denied as too recent: at most one reuse per "
+			"port per %lld ms (tcp_tw_reuse_delay), so the "
+			"range caps the connection rate per destination",
+		     sysctl_get(in->sys, SC_TCP_TW_REUSE_DELAY, 1000));
+}
+
+static void rule_tw_overflow(const struct diag_input *in,
+			     struct diag_result *r)
+{
+	uint64_t o = dm(in, "TwOverflow");
+	uint64_t k = dk(in, "TcpExtTCPTimeWaitOverflow");
+	struct finding *f;
+
+	if (!o && !k)
+		return;
+	f = add(r, "tw_overflow", "TIME_WAIT bucket table overflow "
+		"(tcp_max_tw_buckets reached)", REMEDY_TWO);
+	if (!f)
+		return;
+	ev_delta(f, in, "TwOverflow", o);
+	ev_delta(f, in, "TcpExtTCPTimeWaitOverflow", k);
+	ev_sysctl(f, in, SC_TCP_MAX_TW_BUCKETS);
+	if (in->census)
+		ev_value(f, "sockets in TIME_WAIT",
+			 in->census->total[CS_TIME_WAIT]);
+}
+
+static void rule_listen(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t ov = dm(in, "ListenOverflow"), kov = dk(in,
+		"TcpExtListenOverflows");
+	uint64_t kdr = dk(in, "TcpExtListenDrops");
+	uint64_t syn = dm(in, "ListenSynDrop") + dk(in, "TcpExtTCPReqQFullDrop");
+	struct finding *f;
+	size_t i;
+
+	if (!ov && !kov && !kdr && !syn)
+		return;
+	f = add(r, "accept_queue", "Listen queue overflow (accept queue or "
+		"SYN queue full)", REMEDY_LISTEN);
+	if (!f)
+		return;
+	ev_delta(f, in, "ListenOverflow", ov);
+	ev_delta(f, in, "ListenOverflowSyn", dm(in, "ListenOverflowSyn"));
+	ev_delta(f, in, "ListenOverflowAck", dm(in, "ListenOverflowAck"));
+	ev_delta(f, in, "ListenSynDrop", dm(in, "ListenSynDrop"));
+	ev_delta(f, in, "ListenSynCookieSent", dm(in, "ListenSynCookieSent"));
+	ev_delta(f, in, "TcpExtListenOverflows", kov);
+	ev_delta(f, in, "TcpExtListenDrops", kdr);
+	ev_delta(f, in, "TcpExtTCPReqQFullDrop",
+		 dk(in, "TcpExtTCPReqQFullDrop"));
+	ev_delta(f, in, "TcpExtSyncookiesSent", dk(in, "TcpExtSyncookiesSent"));
+	ev_sysctl(f, in, SC_SOMAXCONN);
+	ev_sysctl(f, in, SC_TCP_MAX_SYN_BACKLOG);
+	ev_sysctl(f, in, SC_TCP_SYNCOOKIES);
+	for (i = 0; in->listeners && i < in->listeners->nrows &&
+	     f->nev < DIAG_MAX_EV; i++) {
+		const struct table *t = in->listeners;
+		uint64_t os = table_get(t, i, "overflow_syn");
+		uint64_t oa = table_get(t, i, "overflow_ack");
+		uint64_t mb = table_get(t, i, "max_backlog");
+		struct evidence *e;
+
+		if ((!os || os == TBL_NONE) && (!oa || oa == TBL_NONE))
+			continue;
+		e = &f->ev[f->nev++];
+		snprintf(e->name, sizeof(e->name), "listener %s:%llu",
+			 t->rows[i].key,
+			 (unsigned long long)table_get(t, i, "port"));
+		e->kind = EVK_LISTENER;
+		e->v = (os == TBL_NONE ? 0 : os) + (oa == TBL_NONE ? 0 : oa);
+		e->a = table_get(t, i, "backlog");
+		e->b = mb;
+		if (mb != TBL_NONE && in->sys->have[SC_SOMAXCONN] &&
+		    (long long)mb == in->sys->v[SC_SOMAXCONN])
+			note(f, "%s:%llu: its backlog %llu is capped by "
+				"net.core.somaxconn", t->rows[i].key,
+			     (unsigned long long)table_get(t, i, "port"),
+			     (unsigned long long)mb);
+	}
+}
+
+static void rule_conntrack(const struct diag_input *in,
+			   struct diag_result *r)
+{
+	uint64_t full = dm(in, "ConntrackTableFull"), drop = dc(in, "drop");
+	uint64_t early = dc(in, "early_drop");
+	uint64_t ins = dm(in, "ConntrackInsertFailed") +
+		       dc(in, "insert_failed");
+	bool filled = in->ct_have_count && in->ct_max &&
+		      in->ct_count >= DIAG_CT_FILL * in->ct_max;
+	struct finding *f;
+
+	if (full || drop || early || filled) {
+		f = add(r, "conntrack_full", "Conntrack table full (new flows "
+			"dropped)", REMEDY_CT);
+		if (f) {
+			ev_delta(f, in, "ConntrackTableFull", full);
+			ev_delta(f, in, "conntrack drop", drop);
+			ev_delta(f, in, "conntrack early_drop", early);
+			if (in->ct_have_count) {
+				ev_value(f, "net.netfilter.nf_conntrack_count",
+					 in->ct_count);
+				ev_value(f, "net.netfilter.nf_conntrack_max",
+					 in->ct_max);
+			}
+		}
+	}
+	if (ins) {
+		f = add(r, "conntrack_insert_failed", "Conntrack insert "
+			"failures (SNAT tuple clashes)", REMEDY_CT_INSERT);
+		if (f) {
+			ev_delta(f, in, "ConntrackInsertFailed",
+				 dm(in, "ConntrackInsertFailed"));
+			ev_delta(f, in, "conntrack insert_failed",
+				 dc(in, "insert_failed"));
+		}
+	}
+}
+
+static void rule_idle(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t rst = dm(in, "RstReceived"), er = dk(in, "TcpEstabResets");
+	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
+	struct finding *f;
+
+	if ((!rst && !er) || ka <= DIAG_NAT_IDLE_S)
+		return;
+	f = add(r, "nat_idle_reset", "Established connections reset; "
+		"keepalive is slower than common NAT idle timeouts",
+		REMEDY_IDLE);
+	if (!f)
+		return;
+	ev_delta(f, in, "RstReceived", rst);
+	ev_delta(f, in, "TcpEstabResets", er);
+	ev_delta(f, in, "conntrack invalid", dc(in, "invalid"));
+	ev_sysctl(f, in, SC_TCP_KEEPALIVE_TIME);
+	ev_sysctl(f, in, SC_NF_CT_TCP_TIMEOUT_ESTABLISHED);
+	note(f, "tcp_keepalive_time=%lld s exceeds the %d s idle timeout of "
+		"AWS NAT gateways and NLBs: an idle flow is forgotten and its "
+		"next segment answered with a RST", ka, DIAG_NAT_IDLE_S);
+}
+
+void diagnose_run(const struct diag_input *in, struct diag_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	rule_paws(in, r);
+	rule_seq(in, r);
+	rule_ports(in, r);
+	rule_tw_overflow(in, r);
+	rule_listen(in, r);
+	rule_conntrack(in, r);
+	rule_idle(in, r);
+	if (!in->module)
+		caveat(r, "tcptw.ko not loaded: SYNs refused on sequence "
+			  "number, port exhaustion and per-peer attribution "
+			  "are invisible; only kernel MIBs were checked");
+	if (!in->census)
+		caveat(r, "no socket census: port-range share not checked");
+	if (!in->ct)
+		caveat(r, "no conntrack statistics");
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+
+#include "output.h"
+
+void out_init(struct out *o, FILE *f, bool json)
+{
+	o->f = f;
+	o->json = json;
+	o->depth = 0;
+	o->comma[0] = false;
+}
+
+void out_json_string(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	fputc('"', f);
+	for (; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20 || *p == 0x7f)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+/* Separator and key of the next JSON member. */
+static void json_key(struct out *o, const char *key)
+{
+	if (o->depth > 0 && o->comma[o->depth])
+		fputc(',', o->f);
+	if (o->depth > 0)
+		o->comma[o->depth] = true;
+	if (key) {
+		out_json_string(o->f, key);
+		fputc(':', o->f);
+	}
+}
+
+static void open_any(struct out *o, const char *key, char c)
+{
+	if (!o->json)
+		return;
+	json_key(o, key);
+	fputc(c, o->f);
+	if (o->depth < OUT_MAX_DEPTH - 1)
+		o->depth++;
+	o->comma[o->depth] = false;
+}
+
+static void close_any(struct out *o, char c)
+{
+	if (!o->json)
+		return;
+	fputc(c, o->f);
+	if (o->depth > 0)
+		o->depth--;
+	if (o->depth == 0) {
+		fputc('\n', o->f);
+		fflush(o->f);
+	}
+}
+
+void out_obj_open(struct out *o, const char *key)
+{
+	open_any(o, key, '{');
+}
+
+void out_obj_close(struct out *o)
+{
+	close_any(o, '}');
+}
+
+void out_arr_open(struct out *o, const char *key)
+{
+	open_any(o, key, '[');
+}
+
+void out_arr_close(struct out *o)
+{
+	close_any(o, ']');
+}
+
+void out_u64(struct out *o, const char *key, const char *fmt, uint64_t v)
+{
+	if (o->json) {
+		json_key(o, key);
+		fprintf(o->f, "%" PRIu64, v);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v);
+	}
+}
+
+void out_s64(struct out *o, const char *key, const char *fmt, int64_t v)
+{
+	if (o->json) {
+		json_key(o, key);
+		fprintf(o->f, "%" PRId64, v);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v);
+	}
+}
+
+void out_double(struct out *o, const char *key, const char *fmt, double v)
+{
+	if (o->json) {
+		json_key(o, key);
+		if (isfinite(v))
+			fprintf(o->f, "%.3f", v);
+		else
+			fputs("null", o->f);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v);
+	}
+}
+
+void out_str(struct out *o, const char *key, const char *fmt, const char *s)
+{
+	if (o->json) {
+		json_key(o, key);
+		out_json_string(o->f, s);
+	} else if (fmt) {
+		fprintf(o->f, fmt, s);
+	}
+}
+
+void out_bool(struct out *o, const char *key, const char *fmt, bool v)
+{
+	if (o->json) {
+		json_key(o, key);
+		fputs(v ? "true" : "false", o->f);
+	} else if (fmt) {
+		fprintf(o->f, fmt, v ? "yes" : "no");
+	}
+}
+
+void out_null(struct out *o, const char *key, const char *fmt)
+{
+	if (o->json) {
+		json_key(o, key);
+		fputs("null", o->f);
+	} else if (fmt) {
+		fputs(fmt, o->f);
+	}
+}
+
+void out_text(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->json)
+		return;
+	va_start(ap, fmt);
+	vfprintf(o->f, fmt, ap);
+	va_end(ap);
+}

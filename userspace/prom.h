@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Copyright (C) 2026 The tcptw authors. */
+#ifndef _TCPTW_PROM_H
+#define _TCPTW_PROM_H
+
+#include <stdio.h>
+
+#include "snapshot.h"
+
+/*
+ * Prometheus text exposition (format 0.0.4) of a snapshot, for
+ * node_exporter's textfile collector: one family per counter, each with
+ * # HELP and # TYPE once, all samples of a family together, every sample
+ * labelled netns="...".
+ */
+int prom_write(FILE *f, const struct snapshot *s, const char *netns);
+/* A label value escaped (\\, \", \n) into @buf. */
+void prom_escape(char *buf, size_t len, const char *s);
+/* TwSynPawsRejected -> tw_syn_paws_rejected. */
+void prom_snake(char *buf, size_t len, const char *camel);
+
+#endif /* _TCPTW_PROM_H */

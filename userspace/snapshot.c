@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "proc.h"
+#include "snapshot.h"
+
+static double now(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+bool mib_relevant(const char *name)
+{
+	static const char *const prefixes[] = {
+		"TcpExtPAWS", "TcpExtTW", "TcpExtTCPTimeWaitOverflow",
+		"TcpExtListenOverflows", "TcpExtListenDrops",
+		"TcpExtSyncookies", "TcpExtTCPSynRetrans",
+		"TcpExtTCPReqQFull", "TcpExtTSEcrRejected",
+		"TcpExtTCPACKSkippedTimeWait", "TcpExtTCPACKSkippedPAWS",
+		"TcpExtTCPAbortOnTimeout", "TcpActiveOpens",
+		"TcpPassiveOpens", "TcpAttemptFails", "TcpEstabResets",
+		"TcpOutRsts",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+static int read_counters(const char *rel, struct ctrset *s, bool table)
+{
+	char *buf = tcptw_read(rel, NULL);
+	int n;
+
+	if (!buf)
+		return -errno;
+	n = table ? ctr_parse_table(s, buf) : ctr_parse_snmp6(s, buf, NULL);
+	free(buf);
+	return n < 0 ? n : 0;
+}
+
+static int read_table(const char *rel, struct table *t)
+{
+	char *buf = tcptw_read(rel, NULL);
+	int n;
+
+	if (!buf)
+		return -errno;
+	n = table_parse(buf, t);
+	free(buf);
+	return n < 0 ? n : 0;
+}
+
+int snapshot_take(struct snapshot *s, unsigned int what)
+{
+	char *buf;
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	s->ts = now(CLOCK_REALTIME);
+	s->mono = now(CLOCK_MONOTONIC);
+	s->module = tcptw_module_loaded();
+	s->mod_err = s->module ? read_counters(TCPTW_DIR "/counters", &s->mod,
+					       false) : -ENOENT;
+	s->mib_err = read_counters("net/netstat", &s->mib, true);
+	n = read_counters("net/snmp", &s->mib, true);
+	if (!s->mib_err)
+		s->mib_err = n;
+	sysctls_read(&s->sys);
+	if (what & SNAP_CT)
+		s->have_ct = !ct_read(&s->ct);
+	if (what & SNAP_CENSUS) {
+		census_init(&s->census,
+			    sysctl_get(&s->sys, SC_PORT_RANGE_LO, 32768),
+			    sysctl_get(&s->sys, SC_PORT_RANGE_HI, 60999));
+		s->census_err = getenv("TCPTW_PROC_ROOT") ? -ENOENT :
+				census_collect(&s->census);
+		s->have_census = !s->census_err;
+	}
+	s->events_err = s->peers_err = s->listeners_err = s->hist_err =
+		-ENOENT;
+	if ((what & SNAP_TABLES) && s->module) {
+		buf = tcptw_read(TCPTW_DIR "/events", NULL);
+		if (buf) {
+			n = events_parse(buf, &s->events);
+			s->events_err = n < 0 ? n : 0;
+			free(buf);
+		} else {
+			s->events_err = -errno;
+		}
+		s->peers_err = read_table(TCPTW_DIR "/peers", &s->peers);
+		s->listeners_err = read_table(TCPTW_DIR "/listeners",
+					      &s->listeners);
+	}
+	if ((what & SNAP_HIST) && s->module)
+		s->hist_err = read_table(TCPTW_DIR "/hist", &s->hist);
+	return 0;
+}
+
+void snapshot_free(struct snapshot *s)
+{
+	ctrset_free(&s->mod);
+	ctrset_free(&s->mib);
+	if (s->have_ct)
+		ct_free(&s->ct);
+	census_free(&s->census);
+	events_free(&s->events);
+	table_free(&s->peers);
+	table_free(&s->listeners);
+	table_free(&s->hist);
+}
+
+static void save_set(FILE *f, const char *prefix, const struct ctrset *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		fprintf(f, "%s%-40s\t%llu\n", prefix, c->v[i].name,
+			(unsigned long long)c->v[i].val);
+}
+
+int snapshot_save(const struct snapshot *s, const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		return -errno;
+	fprintf(f, "#ts %.3f\n", s->ts);
+	save_set(f, "tcptw.", &s->mod);
+	save_set(f, "mib.", &s->mib);
+	if (s->have_ct)
+		save_set(f, "ct.", &s->ct.stats);
+	if (ferror(f)) {
+		fclose(f);
+		return -EIO;
+	}
+	return fclose(f) ? -errno : 0;
+}
+
+int snapshot_load(struct snapshot *s, const char *path)
+{
+	struct ctrset all = { 0 };
+	char *buf, *ts;
+	size_t i;
+	int n;
+
+	memset(s, 0, sizeof(*s));
+	buf = malloc(1 << 20);
+	if (!buf)
+		return -ENOMEM;
+	{
+		FILE *f = fopen(path, "r");
+		size_t len;
+
+		if (!f) {
+			n = -errno;
+			free(buf);
+			return n;
+		}
+		len = fread(buf, 1, (1 << 20) - 1, f);
+		buf[len] = '\0';
+		fclose(f);
+	}
+	ts = strstr(buf, "#ts ");
+	if (!ts || sscanf(ts + 4, "%lf", &s->ts) != 1) {
+		free(buf);
+		return -EINVAL;
+	}
+	n = ctr_parse_snmp6(&all, buf, NULL);
+	free(buf);
+	if (n < 0)
+		return n;
+	for (i = 0; i < all.n; i++) {
+		const char *nm = all.v[i].name;
+		uint64_t v = all.v[i].val;
+
+		if (!strncmp(nm, "tcptw.", 6))
+			ctrset_add(&s->mod, nm + 6, v);
+		else if (!strncmp(nm, "mib.", 4))
+			ctrset_add(&s->mib, nm + 4, v);
+		else if (!strncmp(nm, "ct.", 3))
+			ctrset_add(&s->ct.stats, nm + 3, v);
+	}
+	ctrset_free(&all);
+	s->module = s->mod.n > 0;
+	s->have_ct = s->ct.stats.n > 0;
+	s->ct.have_stats = s->have_ct;
+	s->census_err = s->events_err = s->peers_err = -ENOENT;
+	s->listeners_err = s->hist_err = -ENOENT;
+	return 0;
+}

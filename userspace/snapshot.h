@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Copyright (C) 2026 The tcptw authors. */
+#ifndef _TCPTW_SNAPSHOT_H
+#define _TCPTW_SNAPSHOT_H
+
+#include <stdbool.h>
+
+#include "counters.h"
+#include "ct.h"
+#include "events.h"
+#include "nl.h"
+#include "sysctl.h"
+#include "tables.h"
+
+/* Everything tcptw reads at one instant in one netns. */
+enum {
+	SNAP_CT = 1 << 0,	/* conntrack count, max, statistics */
+	SNAP_CENSUS = 1 << 1,	/* sock_diag dump */
+	SNAP_TABLES = 1 << 2,	/* the module's events, peers, listeners */
+	SNAP_HIST = 1 << 3,
+	SNAP_ALL = 0xf,
+};
+
+struct snapshot {
+	double ts;		/* CLOCK_REALTIME */
+	double mono;		/* CLOCK_MONOTONIC: intervals */
+	bool module;		/* /proc/net/tcptw/counters exists */
+	int mod_err;		/* -errno reading it */
+	struct ctrset mod;	/* the module's counters */
+	struct ctrset mib;	/* /proc/net/netstat + /proc/net/snmp */
+	int mib_err;
+	struct sysctls sys;
+	bool have_ct;
+	struct ct_info ct;
+	bool have_census;
+	int census_err;
+	struct census census;
+	int events_err, peers_err, listeners_err, hist_err;
+	struct event_list events;
+	struct table peers, listeners, hist;
+};
+
+int snapshot_take(struct snapshot *s, unsigned int what);
+void snapshot_free(struct snapshot *s);
+
+/*
+ * A baseline file: "#ts <seconds>" then one "Name value" line per counter,
+ * names prefixed "tcptw.", "mib." or "ct." (snmp6 format, so awk and
+ * nstat-style tools read it too).
+ */
+int snapshot_save(const struct snapshot *s, const char *path);
+/* Counters and ts only; other fields empty. -errno. */
+int snapshot_load(struct snapshot *s, const char *path);
+
+/* The kernel MIBs tcptw shows beside its own (nstat names). */
+bool mib_relevant(const char *name);
+
+#endif /* _TCPTW_SNAPSHOT_H */

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmds.h"
+#include "netns.h"
+
+#ifndef TCPTW_VERSION
+#define TCPTW_VERSION "unknown"
+#endif
+
+/* Which options each command takes. */
+enum {
+	O_JSON = 1 << 0, O_NETNS = 1 << 1, O_INTERVAL = 1 << 2,
+	O_COUNT = 1 << 3, O_FOLLOW = 1 << 4, O_SINCE = 1 << 5,
+	O_BASELINE = 1 << 6, O_SAVE = 1 << 7, O_PROM = 1 << 8,
+};
+
+static const struct command {
+	const char *name;
+	int (*run)(const struct opts *o);
+	unsigned int opts;
+} commands[] = {
+	{ "stat", cmd_stat, O_JSON | O_NETNS },
+	{ "watch", cmd_watch, O_JSON | O_NETNS | O_INTERVAL | O_COUNT },
+	{ "sockets", cmd_sockets, O_JSON | O_NETNS },
+	{ "events", cmd_events, O_JSON | O_NETNS | O_FOLLOW },
+	{ "peers", cmd_peers, O_JSON | O_NETNS },
+	{ "listeners", cmd_listeners, O_JSON | O_NETNS },
+	{ "diagnose", cmd_diagnose, O_JSON | O_NETNS | O_SINCE | O_BASELINE |
+	  O_SAVE },
+	{ "export", cmd_export, O_NETNS | O_PROM },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: tcptw COMMAND [OPTIONS]\n"
+"TIME_WAIT, PAWS, port-exhaustion, listen-queue and conntrack counters\n"
+"of one network namespace, from tcptw.ko and the kernel's own MIBs.\n"
+"\n"
+"Commands:\n"
+"  stat       [-j] [--netns NAME|--pid PID]    counters, MIBs, conntrack, sysctls\n"
+"  watch      [-i SEC] [-c COUNT] [-j]         per-interval deltas and rates\n"
+"  sockets    [-j]                             sock_diag census per endpoint\n"
+"  events     [-f] [-j]                        the module's recent decisions\n"
+"  peers      [-j]                             per remote endpoint table\n"
+"  listeners  [-j]                             per listening socket table\n"
+"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
+"                                              name the causes with evidence\n"
+"  export     --prometheus                     Prometheus text exposition\n"
+"\n"
+"Options:\n"
+"  -j, --json               one JSON object per sample (an array for tables)\n"
+"  -n, --netns NAME         run in the netns /run/netns/NAME\n"
+"  -p, --pid PID            run in the netns of process PID\n"
+"  -i, --interval SEC       watch interval (default 1)\n"
+"  -c, --count COUNT        watch: stop after COUNT intervals\n"
+"  -f, --follow             events: keep printing new events\n"
+"  -s, --since SEC          diagnose: sampling window (default 5)\n"
+"  -b, --baseline FILE      diagnose: compare with a saved baseline\n"
+"  -S, --save-baseline FILE diagnose: save the counters for a later run\n"
+"  -P, --prometheus         export: Prometheus text format\n"
+"  -h, --help               this help\n"
+"  -V, --version            the version\n"
+"\n"
+"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
+"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
+"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's own\n"
+"MIBs, sysctls and conntrack and says how to load the module.\n");
+}
+
+static int bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "tcptw: ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\n");
+	usage(stderr);
+	return EXIT_USAGE;
+}
+
+static bool parse_double(const char *s, double *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtod(s, &end);
+	return !errno && end != s && !*end && *v >= 0 && *v <= 86400 * 365;
+}
+
+static bool parse_long(const char *s, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return !errno && end != s && !*end && *v > 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "netns", required_argument, NULL, 'n' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "since", required_argument, NULL, 's' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "save-baseline", required_argument, NULL, 'S' },
+		{ "prometheus", no_argument, NULL, 'P' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct opts o = { .interval = 1, .since = -1 };
+	const struct command *cmd = NULL;
+	unsigned int seen = 0;
+	size_t i;
+	long l;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "jn:p:i:c:fs:b:S:PhV", longopts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			o.json = true;
+			seen |= O_JSON;
+			break;
+		case 'n':
+			o.netns = optarg;
+			seen |= O_NETNS;
+			break;
+		case 'p':
+			if (!parse_long(optarg, &l))
+				return bad_usage("bad PID: %s", optarg);
+			o.pid = l;
+			seen |= O_NETNS;
+			break;
+		case 'i':
+			if (!parse_double(optarg, &o.interval) ||
+			    o.interval < 0.01)
+				return bad_usage("bad interval: %s", optarg);
+			seen |= O_INTERVAL;
+			break;
+		case 'c':
+			if (!parse_long(optarg, &o.count))
+				return bad_usage("bad count: %s", optarg);
+			seen |= O_COUNT;
+			break;
+		case 'f':
+			o.follow = true;
+			seen |= O_FOLLOW;
+			break;
+		case 's':
+			if (!parse_double(optarg, &o.since))
+				return bad_usage("bad --since: %s", optarg);
+			seen |= O_SINCE;
+			break;
+		case 'b':
+			o.baseline = optarg;
+			seen |= O_BASELINE;
+			break;
+		case 'S':
+			o.save_baseline = optarg;
+			seen |= O_SAVE;
+			break;
+		case 'P':
+			o.prometheus = true;
+			seen |= O_PROM;
+			break;
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		case 'V':
+			printf("tcptw %s\n", TCPTW_VERSION);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("%s", "no command given");
+	if (optind + 1 < argc)
+		return bad_usage("unexpected argument: %s", argv[optind + 1]);
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[optind], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd)
+		return bad_usage("unknown command: %s", argv[optind]);
+	if (seen & ~cmd->opts)
+		return bad_usage("option not valid for %s", cmd->name);
+	if (o.netns && o.pid)
+		return bad_usage("%s", "--netns and --pid exclude each other");
+	if (cmd->run == cmd_export && !o.prometheus)
+		return bad_usage("%s", "export needs --prometheus");
+	if (o.baseline && (seen & O_SINCE))
+		return bad_usage("%s", "--baseline and --since exclude each other");
+	if (cmd->run == cmd_diagnose && o.since < 0)
+		o.since = 5;
+
+	if (o.netns || o.pid) {
+		err = o.netns ? netns_enter_name(o.netns) :
+			netns_enter_pid(o.pid);
+		if (err) {
+			char what[300];
+
+			if (o.netns)
+				snprintf(what, sizeof(what),
+					 "setns /run/netns/%s", o.netns);
+			else
+				snprintf(what, sizeof(what),
+					 "setns /proc/%d/ns/net", (int)o.pid);
+			return fail(what, err);
+		}
+	}
+	netns_label(o.label, sizeof(o.label), o.netns, o.pid);
+	return cmd->run(&o);
+}
