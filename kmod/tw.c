@@ -65,6 +65,7 @@ static s32 tw_age_ms(const struct inet_timewait_sock *tw)
 struct tw_seg {
 	struct net *net;
 	const struct inet_timewait_sock *tw;	/* identity only at return */
+	const struct sk_buff *skb;		/* identity only at return */
 	struct tcptw_event ev;
 	__be32 seq;
 	u8 substate;
@@ -131,6 +132,7 @@ static int tw_process_entry(struct kretprobe_instance *ri,
 		return 1;	/* no return handler for this call */
 
 	s->tw = tw;
+	s->skb = skb;
 	s->substate = READ_ONCE(tw->tw_substate);
 	s->syn = th->syn && !th->rst && !th->ack;
 	s->rst = th->rst;
@@ -163,8 +165,7 @@ static int tw_process_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
-static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s,
-			    const struct sk_buff *skb)
+static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 {
 	struct tw_syn_stash *stash;
 
@@ -175,7 +176,7 @@ static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s,
 		return;
 	}
 	stash = this_cpu_ptr(&tw_syn_stash);
-	stash->skb = skb;
+	stash->skb = s->skb;
 	stash->seq = s->seq;
 	stash->ev = s->ev;
 	stash->ev.type = TCPTW_EV_TW_SYN_RECYCLED;
@@ -210,7 +211,7 @@ static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	}
 
 	if (status == TCP_TW_SYN) {
-		tw_syn_accepted(st, s, (void *)regs_get_kernel_argument(regs, 1));
+		tw_syn_accepted(st, s);
 	} else if (TCPTW_TW_IS_ACK(status)) {
 		tcptw_inc(st, TCPTW_TW_ACK_SENT);
 	} else if (status == TCP_TW_RST) {
