@@ -9,24 +9,20 @@
 #ifndef _TCPTW_COUNTERS_H
 #define _TCPTW_COUNTERS_H
 
-#define TCPTW_COUNTERS(X)			\
-	X(TW_CREATED, "TwCreated")		\
-	X(TW_OVERFLOW, "TwOverflow")		\
-	X(TW_PAWS_REJECTED, "TwPawsRejected")	\
-	X(TW_SYN_PAWS_REJECTED, "TwSynPawsRejected") \
-	X(TW_SYN_SEQ_REJECTED, "TwSynSeqRejected") \
-	X(TW_SYN_RECYCLED, "TwSynRecycled")	\
-	X(TW_ACK_SENT, "TwAckSent")		\
-	X(TW_RST_SENT, "TwRstSent")		\
-	X(TW_KILLED_BY_RST, "TwKilledByRst")
-
-#define TCPTW_ENUM(id, name) TCPTW_##id,
 enum tcptw_counter {
-	TCPTW_COUNTERS(TCPTW_ENUM)
+	TCPTW_TW_CREATED,
+	TCPTW_TW_OVERFLOW,
+	TCPTW_TW_PAWS_REJECTED,
+	TCPTW_TW_SYN_PAWS_REJECTED,
+	TCPTW_TW_SYN_SEQ_REJECTED,
+	TCPTW_TW_SYN_RECYCLED,
+	TCPTW_TW_ACK_SENT,
+	TCPTW_TW_RST_SENT,
+	TCPTW_TW_KILLED_BY_RST,
 	TCPTW_NR_COUNTERS
 };
-#undef TCPTW_ENUM
 
+/* indexed by enum tcptw_counter; proc.c checks that none is missing */
 extern const char * const tcptw_counter_names[TCPTW_NR_COUNTERS];
 
 #endif /* _TCPTW_COUNTERS_H */

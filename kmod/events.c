@@ -26,12 +26,15 @@ module_param_named(event_ring_size, tcptw_event_ring_size, uint, 0444);
 MODULE_PARM_DESC(event_ring_size,
 		 "events kept per netns (rounded up to a power of two, 16..1048576)");
 
-#define TCPTW_EV_NAME(id, name) [TCPTW_EV_##id] = name,
 static const char * const event_names[TCPTW_NR_EVENTS] = {
-	TCPTW_EVENTS(TCPTW_EV_NAME)
+	[TCPTW_EV_TW_OVERFLOW] = "tw_overflow",
+	[TCPTW_EV_TW_PAWS_REJECTED] = "tw_paws_rejected",
+	[TCPTW_EV_TW_SYN_PAWS_REJECTED] = "tw_syn_paws_rejected",
+	[TCPTW_EV_TW_SYN_SEQ_REJECTED] = "tw_syn_seq_rejected",
+	[TCPTW_EV_TW_SYN_RECYCLED] = "tw_syn_recycled",
+	[TCPTW_EV_TW_KILLED_BY_RST] = "tw_killed_by_rst",
+	[TCPTW_EV_TW_RST_SENT] = "tw_rst_sent",
 };
-
-#undef TCPTW_EV_NAME
 
 struct tcptw_ring *tcptw_ring_alloc(void)
 {
@@ -62,7 +65,8 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 	struct tcptw_event *slot = &ring->ev[idx & ring->mask];
 
 	WRITE_ONCE(slot->gen, 0);
-	smp_wmb();	/* gen 0 before the payload */
+	/* readers must see gen 0 before any byte of the new payload */
+	smp_wmb();
 	slot->time_ns = ev->time_ns;
 	slot->t = ev->t;
 	slot->age_ms = ev->age_ms;
@@ -71,7 +75,8 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 	slot->type = ev->type;
 	slot->flags = ev->flags;
 	slot->reason = ev->reason;
-	smp_wmb();	/* payload before the generation */
+	/* pairs with ring_read(): the payload is complete before gen */
+	smp_wmb();
 	WRITE_ONCE(slot->gen, idx + 1);
 }
 
@@ -81,8 +86,10 @@ static bool ring_read(struct tcptw_ring *ring, u64 idx, struct tcptw_event *out)
 
 	if (READ_ONCE(slot->gen) != idx + 1)
 		return false;
+	/* pairs with the second smp_wmb() in tcptw_ring_push() */
 	smp_rmb();
 	*out = *slot;
+	/* pairs with the first: a rewrite started during the copy shows */
 	smp_rmb();
 	return READ_ONCE(slot->gen) == idx + 1;
 }

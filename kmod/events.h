@@ -13,22 +13,17 @@
 
 struct seq_file;
 
-/* Event names are ABI (docs/proc-format.md): append only. */
-#define TCPTW_EVENTS(X)					\
-	X(TW_OVERFLOW, "tw_overflow")			\
-	X(TW_PAWS_REJECTED, "tw_paws_rejected")		\
-	X(TW_SYN_PAWS_REJECTED, "tw_syn_paws_rejected")	\
-	X(TW_SYN_SEQ_REJECTED, "tw_syn_seq_rejected")	\
-	X(TW_SYN_RECYCLED, "tw_syn_recycled")		\
-	X(TW_KILLED_BY_RST, "tw_killed_by_rst")		\
-	X(TW_RST_SENT, "tw_rst_sent")
-
-#define TCPTW_EV_ENUM(id, name) TCPTW_EV_##id,
+/* Event names (events.c) are ABI (docs/proc-format.md): append only. */
 enum tcptw_event_type {
-	TCPTW_EVENTS(TCPTW_EV_ENUM)
+	TCPTW_EV_TW_OVERFLOW,
+	TCPTW_EV_TW_PAWS_REJECTED,
+	TCPTW_EV_TW_SYN_PAWS_REJECTED,
+	TCPTW_EV_TW_SYN_SEQ_REJECTED,
+	TCPTW_EV_TW_SYN_RECYCLED,
+	TCPTW_EV_TW_KILLED_BY_RST,
+	TCPTW_EV_TW_RST_SENT,
 	TCPTW_NR_EVENTS
 };
-#undef TCPTW_EV_ENUM
 
 /* Address pair and ports of an event; IPv4 uses the first 4 bytes. */
 struct tcptw_tuple {

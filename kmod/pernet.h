@@ -30,6 +30,7 @@ struct tcptw_state {
 	struct tcptw_pcpu __percpu *pcpu;
 	/* what "reset" subtracted; written under reset_lock only */
 	u64 base[TCPTW_NR_COUNTERS];
+	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;
 	struct tcptw_ring *ring;
 	struct rcu_head rcu;

@@ -17,9 +17,18 @@ static const struct tcptw_probe_set *const sets[] = {
 	&tcptw_tw_probe_set,
 };
 
-#define for_each_probe(p, s, i)						\
-	for (s = 0; s < ARRAY_SIZE(sets); s++)				\
-		for (i = 0; i < sets[s]->n && ((p) = &sets[s]->probes[i]); i++)
+/* the @n-th probe over all sets, NULL past the last */
+static struct tcptw_probe *probe_at(unsigned int n)
+{
+	unsigned int s;
+
+	for (s = 0; s < ARRAY_SIZE(sets); s++) {
+		if (n < sets[s]->n)
+			return &sets[s]->probes[n];
+		n -= sets[s]->n;
+	}
+	return NULL;
+}
 
 static const char * const kind_names[] = {
 	[TCPTW_TRACEPOINT] = "tracepoint",
@@ -31,9 +40,9 @@ static const char * const kind_names[] = {
 static void tp_lookup(struct tracepoint *tp, void *priv)
 {
 	struct tcptw_probe *p;
-	unsigned int s, i;
+	unsigned int n;
 
-	for_each_probe(p, s, i)
+	for (n = 0; (p = probe_at(n)); n++)
 		if (p->kind == TCPTW_TRACEPOINT && !strcmp(tp->name, p->name))
 			p->tp = tp;
 }
@@ -64,7 +73,7 @@ int tcptw_probes_init(void)
 		if (sets[s]->setup)
 			sets[s]->setup();
 	for_each_kernel_tracepoint(tp_lookup, NULL);
-	for_each_probe(p, s, i) {
+	for (i = 0; (p = probe_at(i)); i++) {
 		p->err = attach(p);
 		p->attached = !p->err;
 		if (p->attached)
@@ -84,9 +93,9 @@ void tcptw_probes_uninit(void)
 {
 	bool tracepoints = false;
 	struct tcptw_probe *p;
-	unsigned int s, i;
+	unsigned int n;
 
-	for_each_probe(p, s, i) {
+	for (n = 0; (p = probe_at(n)); n++) {
 		if (!p->attached)
 			continue;
 		switch (p->kind) {
@@ -110,9 +119,9 @@ void tcptw_probes_uninit(void)
 bool tcptw_probe_attached(const char *name)
 {
 	struct tcptw_probe *p;
-	unsigned int s, i;
+	unsigned int n;
 
-	for_each_probe(p, s, i)
+	for (n = 0; (p = probe_at(n)); n++)
 		if (!strcmp(p->name, name))
 			return p->attached;
 	return false;
@@ -121,9 +130,9 @@ bool tcptw_probe_attached(const char *name)
 void tcptw_probes_show(struct seq_file *seq)
 {
 	struct tcptw_probe *p;
-	unsigned int s, i;
+	unsigned int n;
 
-	for_each_probe(p, s, i) {
+	for (n = 0; (p = probe_at(n)); n++) {
 		seq_printf(seq, "%s\t%s\t", p->name, kind_names[p->kind]);
 		if (p->attached)
 			seq_puts(seq, "attached");

@@ -15,12 +15,17 @@
 #include "probes.h"
 #include "proc.h"
 
-#define TCPTW_NAME(id, name) [TCPTW_##id] = name,
 const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
-	TCPTW_COUNTERS(TCPTW_NAME)
+	[TCPTW_TW_CREATED] = "TwCreated",
+	[TCPTW_TW_OVERFLOW] = "TwOverflow",
+	[TCPTW_TW_PAWS_REJECTED] = "TwPawsRejected",
+	[TCPTW_TW_SYN_PAWS_REJECTED] = "TwSynPawsRejected",
+	[TCPTW_TW_SYN_SEQ_REJECTED] = "TwSynSeqRejected",
+	[TCPTW_TW_SYN_RECYCLED] = "TwSynRecycled",
+	[TCPTW_TW_ACK_SENT] = "TwAckSent",
+	[TCPTW_TW_RST_SENT] = "TwRstSent",
+	[TCPTW_TW_KILLED_BY_RST] = "TwKilledByRst",
 };
-
-#undef TCPTW_NAME
 
 /* snmp6 format, so `PROC_NET_SNMP6=... nstat` reads it */
 static int counters_show(struct seq_file *seq, void *v)

@@ -212,7 +212,7 @@ static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (status == TCP_TW_SYN) {
 		tw_syn_accepted(st, s);
-	} else if (TCPTW_TW_IS_ACK(status)) {
+	} else if (tcptw_compat_tw_is_ack(status)) {
 		tcptw_inc(st, TCPTW_TW_ACK_SENT);
 	} else if (status == TCP_TW_RST) {
 		tcptw_inc(st, TCPTW_TW_RST_SENT);

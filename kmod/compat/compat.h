@@ -12,7 +12,7 @@
 #include <linux/version.h>
 #include <linux/types.h>
 
-#if LINUX_VERSION_CODE < KERNEL_VERSION(5, 10, 0)
+#if KERNEL_VERSION(5, 10, 0) > LINUX_VERSION_CODE
 #error "tcptw requires Linux >= 5.10"
 #endif
 
@@ -21,22 +21,24 @@
 #error "tcptw requires a 64-bit kernel"
 #endif
 
-#ifdef TCPTW_HAVE_TW_ACK_OOW
-/* v6.16 split rate-limited out-of-window ACKs into TCP_TW_ACK_OOW */
-#define TCPTW_TW_IS_ACK(status) \
-	((status) == TCP_TW_ACK || (status) == TCP_TW_ACK_OOW)
-#else
-#define TCPTW_TW_IS_ACK(status) ((status) == TCP_TW_ACK)
-#endif
+#include <net/tcp.h>
 
-struct inet_timewait_sock;
+/* tcp_timewait_state_process() decided to send an ACK */
+static inline bool tcptw_compat_tw_is_ack(int status)
+{
+#ifdef TCPTW_HAVE_TW_ACK_OOW
+	/* v6.16 split rate-limited out-of-window ACKs into TCP_TW_ACK_OOW */
+	if (status == TCP_TW_ACK_OOW)
+		return true;
+#endif
+	return status == TCP_TW_ACK;
+}
 
 /*
  * Age of a TIME_WAIT socket in ms from the kernel's own entry stamp, or -1
  * where the kernel has none (tcptw then keeps its own birth table).
  */
 #ifdef TCPTW_HAVE_TW_ENTRY_STAMP
-#include <net/tcp.h>
 /* v6.14 added tw_entry_stamp (ms, tcp_clock_ms()) for tcp_tw_reuse_delay */
 static inline s32 tcptw_compat_tw_age_ms(const struct inet_timewait_sock *tw)
 {
