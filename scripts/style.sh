@@ -57,6 +57,10 @@ checkpatch_files() {
 	fi
 }
 
+# checkpatch --strict drops a CamelCase cache file into the cwd when it
+# sees .git; it is useless without a kernel tree, so don't leave it around.
+trap 'rm -f .checkpatch-camelcase.*' EXIT
+
 echo "1..4"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
