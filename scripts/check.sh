@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh [KERNEL...]: what `make check` runs (default kernel: 6.1; "all" =
+# every name in `kernels.sh list`).
+#   1. scripts/deps.sh
+#   2. userspace unit tests: make -C userspace check (TAP)
+#   3. scripts/style.sh (TAP)
+#   4. make -C selftests (the C helpers), then per kernel: fetch, build
+#      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP).
+# Every ok / not ok / # SKIP line at the start of a line counts; a step that
+# fails without reporting a result counts as one failure. Progress lines are
+# prefixed with [step], so that only the last line is meant for parsers. All logs go to
+# .cache/logs/. Prints a per-step table, then as the very last line
+# "N passed, N failed, N skipped"; exits 0 iff nothing failed.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${TCPTW_CACHE:-$REPO/.cache}
+LOGS=$CACHE/logs
+cd "$REPO" || exit 1
+mkdir -p "$LOGS"
+
+total_p=0 total_f=0 total_s=0
+rows=()
+# current step
+step="" sp=0 sf=0 ss=0
+
+begin() { step=$1 sp=0 sf=0 ss=0; echo "== $step"; }
+end() {
+	rows+=("$(printf '%-22s %7d %7d %8d' "$step" "$sp" "$sf" "$ss")")
+	total_p=$((total_p + sp)) total_f=$((total_f + sf)) total_s=$((total_s + ss))
+}
+pass() { sp=$((sp + 1)); echo "[$step] ok - $1"; }
+fail() { sf=$((sf + 1)); echo "[$step] not ok - $1"; }
+skip() { ss=$((ss + 1)); echo "[$step] ok - $1 # SKIP $2"; }
+
+# show_tail N LOG: the end of a log, prefixed so that nothing in it looks
+# like a result line
+show_tail() { tail -n "$1" "$2" | sed "s/^/[$step] | /"; }
+
+# count_tap LOG: add the TAP/KTAP result lines of LOG to the current step;
+# sets `found` to how many there were. Only unindented lines count, so that
+# KTAP subtests are not counted twice with their parent.
+count_tap() {
+	local line
+	found=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "* | "not ok "*) ;;
+		*) continue ;;
+		esac
+		found=$((found + 1))
+		echo "[$step] $line"
+		shopt -s nocasematch
+		if [[ $line == *"# skip"* || $line == *"# todo"* ]]; then
+			ss=$((ss + 1))
+		elif [[ $line == "ok "* ]]; then
+			sp=$((sp + 1))
+		else
+			sf=$((sf + 1))
+		fi
+		shopt -u nocasematch
+	done <"$1"
+}
+
+# run_tap STEP-NAME LOG CMD...: run a TAP-emitting command, count its lines
+run_tap() {
+	local name=$1 log=$2 rc
+	shift 2
+	"$@" >"$log" 2>&1
+	rc=$?
+	count_tap "$log"
+	if [ "$found" -eq 0 ]; then
+		fail "$name printed no test results (exit $rc, log $log)"
+	elif [ $rc -ne 0 ] && [ "$sf" -eq 0 ]; then
+		fail "$name exited $rc without a failed test (log $log)"
+	fi
+}
+
+kernels=("$@")
+[ ${#kernels[@]} -gt 0 ] || kernels=(6.1)
+if [[ " ${kernels[*]} " == *" all "* ]]; then
+	mapfile -t kernels < <(scripts/kernels.sh list)
+fi
+
+# 1. dependencies
+begin deps
+if scripts/deps.sh >"$LOGS/deps.log" 2>&1; then
+	pass "scripts/deps.sh"
+else
+	fail "scripts/deps.sh (log $LOGS/deps.log)"
+	show_tail 20 "$LOGS/deps.log"
+fi
+end
+
+# 2. userspace unit tests
+begin userspace
+if [ -f userspace/Makefile ]; then
+	run_tap "make -C userspace check" "$LOGS/userspace.log" make -C userspace check
+else
+	skip "unit tests" "userspace/Makefile does not exist yet"
+fi
+end
+
+# 3. style
+begin style
+run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
+end
+
+# 4. selftests per kernel
+selftests_built=0
+if [ ${#kernels[@]} -gt 0 ]; then
+	begin "selftests build"
+	if [ ! -f selftests/Makefile ]; then
+		skip "make -C selftests" "selftests/Makefile does not exist yet"
+	elif make -C selftests >"$LOGS/selftests-build.log" 2>&1; then
+		pass "make -C selftests"
+		selftests_built=1
+	else
+		fail "make -C selftests (log $LOGS/selftests-build.log)"
+		show_tail 20 "$LOGS/selftests-build.log"
+	fi
+	end
+fi
+
+for k in "${kernels[@]}"; do
+	begin "kernel $k"
+	if ! builder=$(scripts/kernels.sh builder "$k" 2>"$LOGS/fetch-$k.log"); then
+		fail "unknown kernel $k"
+		end
+		continue
+	fi
+	if ! scripts/kernels.sh fetch "$k" >>"$LOGS/fetch-$k.log" 2>&1; then
+		fail "fetch $k (log $LOGS/fetch-$k.log)"
+		show_tail 10 "$LOGS/fetch-$k.log"
+		end
+		continue
+	fi
+	if [ "$builder" != host ]; then
+		skip "build and selftests" "kernels.sh builder '$builder' is not available on this host"
+		end
+		continue
+	fi
+	if ko=$(scripts/build-kmod.sh "$k" '' 2>"$LOGS/build-kmod-$k.log" | tail -n 1) &&
+		[ -f "$ko" ]; then
+		pass "build tcptw.ko for $k (W=1, no warnings)"
+	else
+		fail "build tcptw.ko for $k (log $LOGS/build-kmod-$k.log)"
+		show_tail 30 "$LOGS/build-kmod-$k.log"
+		end
+		continue
+	fi
+	if [ ! -x selftests/run_vm.sh ]; then
+		skip "selftests on $k" "selftests/run_vm.sh does not exist yet"
+		end
+		continue
+	fi
+	[ $selftests_built -eq 1 ] || echo "[$step] (selftests build failed; running the VM anyway)"
+	log=$LOGS/vm-$k.log
+	t0=$SECONDS
+	scripts/vng-run.sh "$k" "selftests/run_vm.sh $(printf '%q' "$ko")" >"$log" 2>&1
+	rc=$?
+	echo "[$step] VM for $k: exit $rc after $((SECONDS - t0)) s (log $log)"
+	count_tap "$log"
+	if [ $rc -eq 125 ]; then
+		fail "VM for $k failed or timed out (log $log)"
+		show_tail 20 "$log"
+	elif [ "$found" -eq 0 ]; then
+		fail "selftests/run_vm.sh on $k printed no test results (exit $rc, log $log)"
+		show_tail 20 "$log"
+	elif [ $rc -ne 0 ] && [ "$sf" -eq 0 ]; then
+		fail "selftests/run_vm.sh on $k exited $rc without a failed test (log $log)"
+	fi
+	end
+done
+
+echo
+printf '%-22s %7s %7s %8s\n' step passed failed skipped
+printf '%s\n' "${rows[@]}"
+echo "logs: $LOGS"
+echo "$total_p passed, $total_f failed, $total_s skipped"
+[ "$total_f" -eq 0 ]
