@@ -253,8 +253,7 @@ static int load_or_sample(const struct opts *opt, struct snapshot *base,
 
 int cmd_diagnose(const struct opts *opt)
 {
-	struct deltaset dm = { 0 }, dk = { 0 }, dc = { 0 };
-	const struct ctrset none = { 0 };
+	struct diag_window w = { 0 };
 	struct snapshot base, cur;
 	struct diag_input in = { 0 };
 	struct diag_result *r;
@@ -277,28 +276,12 @@ int cmd_diagnose(const struct opts *opt)
 	if (err)
 		return err;
 	r = calloc(1, sizeof(*r));
-	in.secs = opt->baseline ? cur.ts - base.ts : cur.mono - base.mono;
-	if (!r || ctr_diff(&base.mod, &cur.mod, in.secs, &dm) ||
-	    ctr_diff(&base.mib, &cur.mib, in.secs, &dk) ||
-	    ctr_diff(base.have_ct ? &base.ct.stats : NULL,
-		     cur.have_ct ? &cur.ct.stats : &none, in.secs, &dc)) {
+	if (!r || snapshot_diag_input(&base, &cur, opt->baseline ?
+				      cur.ts - base.ts : cur.mono - base.mono,
+				      &w, &in)) {
 		err = fail("diagnose", -ENOMEM);
 		goto out;
 	}
-	in.module = cur.module;
-	in.mod = &dm;
-	in.mib = &dk;
-	in.ct = cur.have_ct ? &dc : NULL;
-	in.sys = &cur.sys;
-	in.ct_have_count = cur.have_ct && cur.ct.have_count &&
-			   cur.ct.have_max;
-	in.ct_count = cur.ct.count;
-	in.ct_max = cur.ct.max;
-	in.census = cur.have_census ? &cur.census : NULL;
-	in.events = cur.events_err ? NULL : &cur.events;
-	in.events_err = cur.events_err;
-	in.peers = cur.peers_err ? NULL : &cur.peers;
-	in.listeners = cur.listeners_err ? NULL : &cur.listeners;
 	diagnose_run(&in, r);
 
 	out_init(&o, stdout, opt->json);
@@ -333,9 +316,7 @@ int cmd_diagnose(const struct opts *opt)
 	}
 out:
 	free(r);
-	deltaset_free(&dm);
-	deltaset_free(&dk);
-	deltaset_free(&dc);
+	diag_window_free(&w);
 	snapshot_free(&base);
 	snapshot_free(&cur);
 	return err;

@@ -199,3 +199,43 @@ int snapshot_load(struct snapshot *s, const char *path)
 	s->listeners_err = s->hist_err = -ENOENT;
 	return 0;
 }
+
+int snapshot_diag_input(const struct snapshot *base,
+			const struct snapshot *cur, double secs,
+			struct diag_window *w, struct diag_input *in)
+{
+	const struct ctrset none = { 0 };
+
+	memset(w, 0, sizeof(*w));
+	memset(in, 0, sizeof(*in));
+	if (ctr_diff(&base->mod, &cur->mod, secs, &w->mod) ||
+	    ctr_diff(&base->mib, &cur->mib, secs, &w->mib) ||
+	    ctr_diff(base->have_ct ? &base->ct.stats : NULL,
+		     cur->have_ct ? &cur->ct.stats : &none, secs, &w->ct)) {
+		diag_window_free(w);
+		return -ENOMEM;
+	}
+	in->secs = secs;
+	in->module = cur->module;
+	in->mod = &w->mod;
+	in->mib = &w->mib;
+	in->ct = cur->have_ct ? &w->ct : NULL;
+	in->sys = &cur->sys;
+	in->ct_have_count = cur->have_ct && cur->ct.have_count &&
+			    cur->ct.have_max;
+	in->ct_count = cur->ct.count;
+	in->ct_max = cur->ct.max;
+	in->census = cur->have_census ? &cur->census : NULL;
+	in->events = cur->events_err ? NULL : &cur->events;
+	in->events_err = cur->events_err;
+	in->peers = cur->peers_err ? NULL : &cur->peers;
+	in->listeners = cur->listeners_err ? NULL : &cur->listeners;
+	return 0;
+}
+
+void diag_window_free(struct diag_window *w)
+{
+	deltaset_free(&w->mod);
+	deltaset_free(&w->mib);
+	deltaset_free(&w->ct);
+}

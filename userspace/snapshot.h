@@ -7,6 +7,7 @@
 
 #include "counters.h"
 #include "ct.h"
+#include "diagnose.h"
 #include "events.h"
 #include "nl.h"
 #include "sysctl.h"
@@ -51,6 +52,17 @@ void snapshot_free(struct snapshot *s);
 int snapshot_save(const struct snapshot *s, const char *path);
 /* Counters and ts only; other fields empty. -errno. */
 int snapshot_load(struct snapshot *s, const char *path);
+
+/* The deltas a diagnosis window needs, owned here, pointed to by in. */
+struct diag_window {
+	struct deltaset mod, mib, ct;
+};
+
+/* Fill @in from two snapshots @secs apart. -ENOMEM. */
+int snapshot_diag_input(const struct snapshot *base,
+			const struct snapshot *cur, double secs,
+			struct diag_window *w, struct diag_input *in);
+void diag_window_free(struct diag_window *w);
 
 /* The kernel MIBs tcptw shows beside its own (nstat names). */
 bool mib_relevant(const char *name);
