@@ -488,6 +488,27 @@ json_get()
 	echo "${v:-0}"
 }
 
+# ts_offset_per_host FILE : true if, in tcptw_traffic --verbose output, the
+# TS clock (TCP_TIMESTAMP) of successive connections from one namespace
+# moves on like one clock, i.e. the kernel's TS offset depends on the
+# addresses only (6.1 before 6.1.18x). False if each connection has its
+# own offset (ports hashed in: 6.12.95+, 6.1.192 "tcp: secure_seq: add
+# back ports to TS offset", CVE-2026-23247).
+ts_offset_per_host()
+{
+	grep -o '"ns":[0-9]*,"lport":[0-9]*,"connect_ms":[0-9.]*,"retrans":[0-9]*,"tsval":[0-9]*' "$1" |
+		tr ',:' '  ' | awk '
+		{ ns = $2; t = $10
+		  if (ns in prev) {
+			d = (t - prev[ns]) % 4294967296
+			if (d < 0) d += 4294967296
+			if (d > 60000) bad++
+			n++
+		  }
+		  prev[ns] = t }
+		END { exit !(n > 0 && bad == 0) }'
+}
+
 # events_count NS EVENT [PATTERN] : lines of @ns's events with @EVENT (and
 # grep -F PATTERN).
 events_count()

@@ -487,6 +487,7 @@ struct conn_result {
 	int ns;
 	unsigned int lport;
 	unsigned int retrans;
+	unsigned int tsval;	/* TCP_TIMESTAMP: clock + this socket's offset */
 };
 
 /* Non-blocking connect bounded by @ms; returns 0 or -errno. */
@@ -548,6 +549,14 @@ static int client_one(const struct opts *o, const struct sockaddr_storage *dst,
 		goto out;
 	if (tcp_state(fd, &ti) >= 0)
 		res->retrans = ti.tcpi_total_retrans;
+	/*
+	 * TCP_TIMESTAMP reads the socket's TS clock including its random
+	 * offset: comparing two connections of one client tells whether the
+	 * kernel hashes the ports into the offset (then every connection
+	 * has its own offset) or only the addresses.
+	 */
+	ll = sizeof(res->tsval);
+	getsockopt(fd, IPPROTO_TCP, TCP_TIMESTAMP, &res->tsval, &ll);
 
 	res->step = "request";
 	err = write_bytes(fd, o->req_bytes, deadline);
@@ -687,9 +696,10 @@ static int run_client(const struct opts *o)
 		for (i = 0; i < attempts; i++)
 			printf("%s{\"i\":%lu,\"ns\":%d,\"lport\":%u,"
 			       "\"connect_ms\":%.3f,\"retrans\":%u,"
+			       "\"tsval\":%u,"
 			       "\"err\":\"%s\",\"step\":\"%s\"}",
 			       i ? "," : "", i, res[i].ns, res[i].lport,
-			       res[i].connect_ms, res[i].retrans,
+			       res[i].connect_ms, res[i].retrans, res[i].tsval,
 			       res[i].err ? errname(res[i].err) : "",
 			       res[i].err ? res[i].step : "");
 		printf("]");
