@@ -167,16 +167,25 @@ int ctr_parse_table(struct ctrset *s, const char *buf)
 	if (!copy)
 		return -ENOMEM;
 	p = copy;
-	while ((l1 = next_line(&p))) {
+	l1 = next_line(&p);
+	while (l1) {
 		tag1 = split_tag(l1, &names);
-		if (!tag1)
-			continue;
 		l2 = next_line(&p);
+		if (!tag1) {
+			l1 = l2;
+			continue;
+		}
 		if (!l2)
 			break;
 		tag2 = split_tag(l2, &vals);
-		if (!tag2 || strcmp(tag1, tag2))
-			continue;	/* out of step: resync on next pair */
+		if (!tag2 || strcmp(tag1, tag2)) {
+			/* out of step: the second line may start a pair */
+			if (tag2)
+				*(vals - 1) = ':';
+			l1 = l2;
+			continue;
+		}
+		l1 = next_line(&p);
 		n = table_pair(s, tag1, names, vals);
 		if (n < 0) {
 			free(copy);

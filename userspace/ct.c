@@ -98,7 +98,7 @@ static int ct_request(struct nfnl_handle *h, struct nfnl_subsys_handle *ssh,
 	return 0;
 }
 
-static int ct_read_netlink(struct ct_info *ct)
+int ct_read_netlink(struct ct_info *ct)
 {
 	struct nfnl_callback cpu_cb = {
 		.call = stats_cpu_cb, .attr_count = CTA_STATS_MAX,

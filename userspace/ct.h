@@ -25,6 +25,8 @@ struct ct_info {
 /* Netlink (ctnetlink via libnfnetlink) first, /proc second. */
 int ct_read(struct ct_info *ct);
 void ct_free(struct ct_info *ct);
+/* ctnetlink statistics only (count/max too where the kernel has them). */
+int ct_read_netlink(struct ct_info *ct);
 /* /proc/net/stat/nf_conntrack: hex per-CPU rows, summed into @stats. */
 int ct_parse_proc_stat(const char *buf, struct ctrset *stats,
 		       uint64_t *entries);

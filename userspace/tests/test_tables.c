@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+/* Parsers of the module's events, peers, listeners and hist files. */
+#include "testlib.h"
+#include "events.h"
+#include "tables.h"
+
+static void test_event_line(void **state)
+{
+	struct tcptw_event e;
+
+	(void)state;
+	assert_int_equal(event_parse_line("1795300000.000000042 "
+		"tw_syn_paws_rejected src=198.51.100.7:40000 "
+		"dst=192.0.2.10:80 age_ms=1500 tsval=1000 ts_recent=90000 "
+		"reason=- future=1", &e), 0);
+	assert_true(e.sec == 1795300000);
+	assert_int_equal(e.nsec, 42);
+	assert_string_equal(e.name, "tw_syn_paws_rejected");
+	assert_string_equal(e.src, "198.51.100.7:40000");
+	assert_true(e.age_ms == 1500 && e.tsval == 1000);
+	assert_true(e.ts_recent == 90000);
+	assert_string_equal(e.reason, "-");
+}
+
+static void test_event_dashes_v6(void **state)
+{
+	struct tcptw_event e;
+
+	(void)state;
+	assert_int_equal(event_parse_line("1.5 rst_received "
+		"src=[fd00::1]:80 dst=[fd00::2]:4000 age_ms=- tsval=- "
+		"ts_recent=- reason=tcp_reset", &e), 0);
+	assert_true(e.age_ms == EV_NONE && e.tsval == EV_NONE);
+	assert_string_equal(e.reason, "tcp_reset");
+	assert_string_equal(e.src, "[fd00::1]:80");
+}
+
+static void test_event_malformed(void **state)
+{
+	struct tcptw_event e;
+
+	(void)state;
+	assert_int_equal(event_parse_line("", &e), -EINVAL);
+	assert_int_equal(event_parse_line("notatime x", &e), -EINVAL);
+	assert_int_equal(event_parse_line("12 x", &e), -EINVAL);
+	assert_int_equal(event_parse_line("1.2", &e), -EINVAL);
+	assert_int_equal(event_parse_line("1.2 src=x", &e), -EINVAL);
+	assert_int_equal(event_parse_line("1.2 ev age_ms=abc", &e), -EINVAL);
+	assert_int_equal(event_parse_line("1.9999999999 ev", &e), -EINVAL);
+}
+
+static void test_events_file(void **state)
+{
+	char *buf = load("nat_paws/t1/net/tcptw/events");
+	struct peer_count top[4];
+	struct event_list l;
+
+	(void)state;
+	assert_int_equal(events_parse(buf, &l), 21);
+	assert_int_equal(events_top(&l, "tw_syn_paws_rejected", false, top,
+				    4), 2);
+	assert_string_equal(top[0].addr, "198.51.100.7");
+	assert_int_equal(top[0].n, 20);
+	assert_string_equal(top[1].addr, "2001:db8::7");
+	assert_int_equal(events_top(&l, "tw_syn_paws_rejected", true, top,
+				    4), 2);
+	assert_string_equal(top[0].addr, "192.0.2.10");
+	assert_int_equal(events_top(&l, "rst_sent", false, top, 4), 0);
+	events_free(&l);
+	free(buf);
+	/* empty ring */
+	assert_int_equal(events_parse("", &l), 0);
+	events_free(&l);
+}
+
+static void test_split_endpoint(void **state)
+{
+	char a[48];
+	uint16_t p;
+
+	(void)state;
+	assert_int_equal(split_endpoint("10.0.0.1:80", a, sizeof(a), &p), 0);
+	assert_string_equal(a, "10.0.0.1");
+	assert_int_equal(p, 80);
+	assert_int_equal(split_endpoint("[2001:db8::1]:443", a, sizeof(a),
+					&p), 0);
+	assert_string_equal(a, "2001:db8::1");
+	assert_int_equal(p, 443);
+	assert_int_equal(split_endpoint("10.0.0.1", a, sizeof(a), &p),
+			 -EINVAL);
+	assert_int_equal(split_endpoint("[::1]80", a, sizeof(a), &p), -EINVAL);
+	assert_int_equal(split_endpoint("h:70000", a, sizeof(a), &p), -EINVAL);
+	assert_int_equal(split_endpoint(":80", a, sizeof(a), &p), -EINVAL);
+}
+
+static void test_peers(void **state)
+{
+	char *buf = load("port_exhaustion/t1/net/tcptw/peers");
+	struct table t;
+
+	(void)state;
+	assert_int_equal(table_parse(buf, &t), 1);
+	assert_int_equal(t.ncols, 13);
+	assert_string_equal(t.rows[0].key, "203.0.113.10");
+	assert_int_equal(table_get(&t, 0, "port"), 8080);
+	assert_int_equal(table_get(&t, 0, "port_exhausted"), 500);
+	assert_int_equal(table_get(&t, 0, "denied_loopback_only"), 900);
+	/* a column of a later ABI: absent, not an error */
+	assert_true(table_get(&t, 0, "future_column") == TBL_NONE);
+	assert_int_equal(table_find(&t, "203.0.113.10", 8080), 0);
+	assert_int_equal(table_find(&t, "203.0.113.10", 80), -1);
+	table_free(&t);
+	free(buf);
+}
+
+static void test_listeners_dashes(void **state)
+{
+	char *buf = load("accept_queue/t1/net/tcptw/listeners");
+	struct table t;
+
+	(void)state;
+	assert_int_equal(table_parse(buf, &t), 2);
+	assert_int_equal(table_get(&t, 0, "overflow_ack"), 400);
+	assert_int_equal(table_get(&t, 0, "last_overflow_ms"), 5);
+	assert_true(table_get(&t, 0, "last_syn_drop_ms") == TBL_NONE);
+	assert_string_equal(t.rows[1].key, "::");
+	assert_int_equal(table_get(&t, 1, "max_backlog"), 511);
+	table_free(&t);
+	free(buf);
+}
+
+static void test_table_appended_and_short(void **state)
+{
+	struct table t;
+
+	(void)state;
+	assert_int_equal(table_parse("addr port a b newcol\n"
+				     "1.1.1.1 1 2 3 4\n"
+				     "2.2.2.2 5 6\n"
+				     "3.3.3.3 x 1\n", &t), 2);
+	assert_int_equal(table_get(&t, 0, "newcol"), 4);
+	assert_true(table_get(&t, 1, "b") == TBL_NONE);
+	table_free(&t);
+	assert_int_equal(table_parse("", &t), -EINVAL);
+	assert_int_equal(table_parse("onlyonecolumn\n", &t), -EINVAL);
+	assert_int_equal(table_parse("addr port\n", &t), 0);
+	table_free(&t);
+}
+
+static void test_hist(void **state)
+{
+	const char *buf =
+		"le_ms 1 2 4 8 16 32 64 128 256 512 1024 2048 4096 8192 16384 "
+		"32768 65536 +Inf\n"
+		"reuse_granted 0 0 0 0 0 0 0 0 0 0 3 5 0 0 0 0 0 0\n"
+		"syn_paws_rejected 0 0 0 0 0 0 0 0 0 0 0 7 0 0 0 0 0 2\n";
+	struct table t;
+	uint64_t le;
+
+	(void)state;
+	assert_int_equal(table_parse(buf, &t), 2);
+	assert_int_equal(t.ncols, 19);
+	assert_int_equal(hist_bound(&t, 1, &le), 0);
+	assert_int_equal(le, 1);
+	assert_int_equal(hist_bound(&t, 17, &le), 0);
+	assert_int_equal(le, 65536);
+	assert_int_equal(hist_bound(&t, 18, &le), 0);
+	assert_true(le == TBL_NONE);
+	assert_int_equal(hist_bound(&t, 19, &le), -EINVAL);
+	assert_int_equal(t.rows[1].v[18], 2);
+	assert_int_equal(table_find(&t, "syn_paws_rejected", -1), 1);
+	table_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_event_line),
+		cmocka_unit_test(test_event_dashes_v6),
+		cmocka_unit_test(test_event_malformed),
+		cmocka_unit_test(test_events_file),
+		cmocka_unit_test(test_split_endpoint),
+		cmocka_unit_test(test_peers),
+		cmocka_unit_test(test_listeners_dashes),
+		cmocka_unit_test(test_table_appended_and_short),
+		cmocka_unit_test(test_hist),
+	};
+
+	return cmocka_run_group_tests_name("tables", tests, NULL, NULL);
+}
