@@ -350,6 +350,23 @@ require_cmd()
 	done
 }
 
+# have_nat: nftables NAT and conntrack work here (a throwaway netns
+# loads a masquerade ruleset); the modules may be missing in a guest.
+have_nat()
+{
+	local ns="nftprobe-$(mktemp -u XXXXXXXX)" rc
+
+	ip netns add "$ns" || return 1
+	printf '%s\n' "table ip probe {" "chain post {" \
+		"type nat hook postrouting priority srcnat; policy accept;" \
+		"meta l4proto tcp masquerade to :40000" "}" "}" |
+		ip netns exec "$ns" nft -f - >/dev/null 2>&1 &&
+		ip netns exec "$ns" conntrack -S >/dev/null 2>&1
+	rc=$?
+	ip netns del "$ns"
+	return $rc
+}
+
 have_module()
 {
 	[ -r "$TCPTW_PROC/counters" ]

@@ -228,6 +228,11 @@ test_reload()
 		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
+	if ! have_nat; then
+		skip_test "nftables masquerade or conntrack unavailable"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
+		return
+	fi
 	if ! nat_topo_setup; then
 		check_err 1 "topology setup failed"
 		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
