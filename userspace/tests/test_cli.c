@@ -1,0 +1,299 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+/* The built ./tcptw: exit codes, messages, JSON that parses back. */
+#include "testlib.h"
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct result {
+	int rc;
+	char *out, *err;
+};
+
+static char *slurp(const char *path)
+{
+	char *buf = calloc(1, 1 << 20);
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	assert_non_null(buf);
+	assert_non_null(f);
+	n = fread(buf, 1, (1 << 20) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* Run "./tcptw ARGS" in fixture tree @tree ("" for the real /proc). */
+static struct result run(const char *tree, const char *args)
+{
+	char cmd[1024], env[512] = "";
+	struct result r;
+	int st;
+
+	if (*tree)
+		snprintf(env, sizeof(env), "TCPTW_PROC_ROOT=%s/%s ",
+			 fixtures(), tree);
+	snprintf(cmd, sizeof(cmd), "%s./tcptw %s >/tmp/tcptw-cli.out "
+		 "2>/tmp/tcptw-cli.err", env, args);
+	st = system(cmd);
+	assert_true(WIFEXITED(st));
+	r.rc = WEXITSTATUS(st);
+	r.out = slurp("/tmp/tcptw-cli.out");
+	r.err = slurp("/tmp/tcptw-cli.err");
+	return r;
+}
+
+static void done(struct result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+/* Our checker, then Python's json.tool on every line when present. */
+static void assert_json(const char *s)
+{
+	char cmd[128];
+
+	assert_true(json_lines_valid(s));
+	if (system("python3 -c '' 2>/dev/null") != 0)
+		return;
+	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys\n"
+		 "[json.loads(l) for l in sys.stdin if l.strip()]' "
+		 "</tmp/tcptw-cli.out");
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_usage_errors(void **state)
+{
+	static const char *const bad[] = {
+		"", "bogus", "stat extra", "stat -f", "export",
+		"--netns a --pid 1 stat", "watch -i abc", "watch -c 0",
+		"diagnose --since 1 --baseline /x", "--nosuch stat",
+		"sockets --prometheus", "-p -5 stat",
+	};
+	struct result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		r = run("healthy/t1", bad[i]);
+		if (r.rc != 2)
+			print_message("# args: %s\n", bad[i]);
+		assert_int_equal(r.rc, 2);
+		assert_non_null(strstr(r.err, "Usage: tcptw"));
+		assert_string_equal(r.out, "");
+		done(&r);
+	}
+}
+
+static void test_help_version(void **state)
+{
+	static const char *const cmds[] = {
+		"stat", "watch", "sockets", "events", "peers", "listeners",
+		"diagnose", "export", "--prometheus", "--netns", "--pid",
+		"--since", "--baseline", "--save-baseline", "Exit status",
+	};
+	struct result r = run("", "--help");
+	size_t i;
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		assert_non_null(strstr(r.out, cmds[i]));
+	done(&r);
+	r = run("", "-V");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(strncmp(r.out, "tcptw ", 6), 0);
+	done(&r);
+}
+
+static void test_no_module(void **state)
+{
+	struct result r = run("healthy-nomodule/t1", "stat");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "tcptw.ko is not loaded"));
+	assert_non_null(strstr(r.out, "insmod tcptw.ko"));
+	assert_non_null(strstr(r.out, "modprobe tcptw"));
+	assert_non_null(strstr(r.out, "TcpExtPAWSTimewait"));
+	assert_non_null(strstr(r.out, "tcp_timestamps"));
+	done(&r);
+	r = run("healthy-nomodule/t1", "stat -j");
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"loaded\":false"));
+	done(&r);
+	/* the module's own tables: one line on stderr, exit 1 */
+	r = run("healthy-nomodule/t1", "events");
+	assert_int_equal(r.rc, 1);
+	assert_int_equal(strncmp(r.err, "tcptw: events: tcptw.ko is not "
+				 "loaded", 36), 0);
+	assert_int_equal(lines(r.err), 1);
+	done(&r);
+	r = run("healthy-nomodule/t1", "peers");
+	assert_int_equal(r.rc, 1);
+	done(&r);
+}
+
+static void test_runtime_failure(void **state)
+{
+	struct result r = run("no-such-tree", "stat");
+
+	(void)state;
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: /proc/net/netstat: No such file "
+			    "or directory\n");
+	done(&r);
+	r = run("", "--netns tcptw-no-such-ns stat");
+	assert_int_equal(r.rc, 1);
+	assert_int_equal(lines(r.err), 1);
+	assert_non_null(strstr(r.err, "tcptw: setns /run/netns/"));
+	done(&r);
+}
+
+static void test_stat_module(void **state)
+{
+	struct result r = run("nat_paws/t1", "stat -j");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"TwSynPawsRejected\":118"));
+	assert_non_null(strstr(r.out, "\"RstReceived\":0"));
+	done(&r);
+}
+
+static void test_diagnose_exit_codes(void **state)
+{
+	struct result r;
+
+	(void)state;
+	r = run("nat_paws/t0", "diagnose --save-baseline /tmp/tcptw-cli.base");
+	assert_int_equal(r.rc, 0);
+	done(&r);
+	r = run("nat_paws/t1", "diagnose --baseline /tmp/tcptw-cli.base");
+	assert_int_equal(r.rc, 3);
+	assert_non_null(strstr(r.out, "[nat_paws]"));
+	assert_non_null(strstr(r.out, "198.51.100.7"));
+	assert_non_null(strstr(r.out, "remedy:"));
+	done(&r);
+	r = run("nat_paws/t1", "diagnose -j -b /tmp/tcptw-cli.base");
+	assert_int_equal(r.rc, 3);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"verdict\":\"problem\""));
+	done(&r);
+	r = run("healthy/t0", "diagnose -S /tmp/tcptw-cli.base");
+	done(&r);
+	r = run("healthy/t1", "diagnose -b /tmp/tcptw-cli.base");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "no evidence"));
+	done(&r);
+	r = run("healthy/t1", "diagnose -b /nonexistent");
+	assert_int_equal(r.rc, 1);
+	done(&r);
+	r = run("healthy/t1", "diagnose --since 0.2 -j");
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	done(&r);
+	unlink("/tmp/tcptw-cli.base");
+}
+
+static void test_watch(void **state)
+{
+	struct result r = run("healthy/t1", "watch -i 0.05 -c 3 -j");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(lines(r.out), 3);
+	assert_json(r.out);
+	done(&r);
+	/* Ctrl-C or SIGTERM end it cleanly, with exit 0 */
+	for (int i = 0; i < 2; i++) {
+		char cmd[512];
+		int st;
+
+		snprintf(cmd, sizeof(cmd), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+			 "./tcptw watch -i 0.05 >/tmp/tcptw-cli.out 2>&1 & "
+			 "p=$!; sleep 0.3; kill -%s $p; wait $p",
+			 fixtures(), i ? "TERM" : "INT");
+		st = system(cmd);
+		assert_true(WIFEXITED(st));
+		assert_int_equal(WEXITSTATUS(st), 0);
+		r.out = slurp("/tmp/tcptw-cli.out");
+		assert_true(lines(r.out) >= 2);
+		free(r.out);
+	}
+}
+
+static void test_tables(void **state)
+{
+	struct result r = run("nat_paws/t1", "events");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(lines(r.out), 21);
+	assert_non_null(strstr(r.out, "tw_syn_paws_rejected"));
+	done(&r);
+	r = run("nat_paws/t1", "events -j");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(lines(r.out), 21);
+	assert_json(r.out);
+	done(&r);
+	r = run("nat_paws/t1", "peers -j");
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"syn_paws_rejected\":118"));
+	done(&r);
+	r = run("accept_queue/t1", "listeners");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "overflow_ack"));
+	done(&r);
+	r = run("accept_queue/t1", "listeners -j");
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"last_syn_drop_ms\":null"));
+	done(&r);
+	r = run("accept_queue/t1", "export --prometheus");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "# TYPE tcptw_listen_overflow_total"));
+	done(&r);
+}
+
+/* The real host: sock_diag needs no root, the module is absent here. */
+static void test_host(void **state)
+{
+	struct result r = run("", "sockets -j");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"time_wait\":"));
+	done(&r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_usage_errors),
+		cmocka_unit_test(test_help_version),
+		cmocka_unit_test(test_no_module),
+		cmocka_unit_test(test_runtime_failure),
+		cmocka_unit_test(test_stat_module),
+		cmocka_unit_test(test_diagnose_exit_codes),
+		cmocka_unit_test(test_watch),
+		cmocka_unit_test(test_tables),
+		cmocka_unit_test(test_host),
+	};
+
+	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+/* The diagnosis rules on each seed's failure and on healthy systems. */
+#include "testlib.h"
+#include <unistd.h>
+#include "snapshot.h"
+
+struct run {
+	struct snapshot t0, t1;
+	struct diag_window w;
+	struct diag_input in;
+	struct diag_result r;
+};
+
+static struct run *diagnose_scenario(const char *name)
+{
+	struct run *run = calloc(1, sizeof(*run));
+
+	assert_non_null(run);
+	use_tree(name, "t0");
+	snapshot_take(&run->t0, SNAP_ALL);
+	use_tree(name, "t1");
+	snapshot_take(&run->t1, SNAP_ALL);
+	assert_int_equal(run->t1.mib_err, 0);
+	assert_int_equal(snapshot_diag_input(&run->t0, &run->t1, 10.0,
+					     &run->w, &run->in), 0);
+	diagnose_run(&run->in, &run->r);
+	return run;
+}
+
+static void run_free(struct run *run)
+{
+	diag_window_free(&run->w);
+	snapshot_free(&run->t0);
+	snapshot_free(&run->t1);
+	free(run);
+}
+
+/* Exactly @id fires (NULL: nothing does). */
+static struct run *expect_only(const char *scenario, const char *id)
+{
+	struct run *run = diagnose_scenario(scenario);
+	int i;
+
+	for (i = 0; i < run->r.n; i++)
+		print_message("# %s: %s\n", scenario, run->r.f[i].id);
+	if (!id) {
+		assert_int_equal(run->r.n, 0);
+	} else {
+		assert_int_equal(run->r.n, 1);
+		assert_string_equal(run->r.f[0].id, id);
+		assert_true(run->r.f[0].nev > 0);
+		assert_non_null(run->r.f[0].remedy);
+	}
+	return run;
+}
+
+static const struct evidence *ev(const struct finding *f, const char *name)
+{
+	int i;
+
+	for (i = 0; i < f->nev; i++)
+		if (!strcmp(f->ev[i].name, name))
+			return &f->ev[i];
+	return NULL;
+}
+
+static bool has_note(const struct finding *f, const char *needle)
+{
+	int i;
+
+	for (i = 0; i < f->nnotes; i++)
+		if (strstr(f->notes[i], needle))
+			return true;
+	return false;
+}
+
+static void test_healthy(void **state)
+{
+	(void)state;
+	run_free(expect_only("healthy", NULL));
+	run_free(expect_only("healthy-6.1", NULL));
+	run_free(expect_only("healthy-nomodule", NULL));
+}
+
+static void test_nat_paws(void **state)
+{
+	struct run *run = expect_only("nat_paws", "nat_paws");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "TwSynPawsRejected")->v, 118);
+	assert_true(ev(f, "TwSynPawsRejected")->x > 11.7);
+	assert_int_equal(ev(f, "TcpExtPAWSTimewait")->v, 120);
+	/* the NAT address, from the src= of the events */
+	assert_string_equal(f->peers_from, "events");
+	assert_string_equal(f->peers[0].addr, "198.51.100.7");
+	assert_true(has_note(f, "198.51.100.7"));
+	assert_true(has_note(f, "tcp_rfc1337=1"));
+	assert_non_null(strstr(f->title, "NAT"));
+	run_free(run);
+}
+
+/* Without the module the kernel's PAWSTimewait (6.16+) still names it. */
+static void test_nat_paws_nomodule(void **state)
+{
+	struct run *run = expect_only("nat_paws-nomodule", "nat_paws");
+
+	(void)state;
+	assert_int_equal(ev(&run->r.f[0], "TcpExtPAWSTimewait")->v, 64);
+	assert_int_equal(run->r.f[0].npeers, 0);
+	assert_true(run->r.ncaveats > 0);
+	assert_non_null(strstr(run->r.caveats[0], "not loaded"));
+	run_free(run);
+}
+
+static void test_ts_off_seq(void **state)
+{
+	struct run *run = expect_only("ts_off_seq", "ts_off_seq");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_non_null(strstr(f->title, "Timestamps off"));
+	assert_int_equal(ev(f, "TwSynSeqRejected")->v, 80);
+	assert_int_equal(ev(f, "net.ipv4.tcp_timestamps")->v, 0);
+	assert_string_equal(f->peers[0].addr, "198.51.100.9");
+	assert_true(has_note(f, "aggravating"));
+	run_free(run);
+}
+
+static void test_port_exhaustion(void **state)
+{
+	struct run *run = expect_only("port_exhaustion", "port_exhaustion");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "ConnectPortExhausted")->v, 500);
+	assert_int_equal(ev(f, "TwReuseDeniedLoopbackOnly")->v, 900);
+	assert_int_equal(ev(f, "net.ipv4.ip_local_port_range[lo]")->v, 49152);
+	/* connect()-side events: the remote is in dst= */
+	assert_string_equal(f->peers[0].addr, "203.0.113.10");
+	assert_true(has_note(f, "only over loopback"));
+	assert_non_null(strstr(f->remedy, "keepalive"));
+	run_free(run);
+}
+
+static void test_tw_overflow(void **state)
+{
+	struct run *run = expect_only("tw_overflow", "tw_overflow");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "TwOverflow")->v, 300);
+	assert_int_equal(ev(f, "TcpExtTCPTimeWaitOverflow")->v, 300);
+	assert_int_equal(ev(f, "net.ipv4.tcp_max_tw_buckets")->v, 5000);
+	run_free(run);
+}
+
+static void test_accept_queue(void **state)
+{
+	struct run *run = expect_only("accept_queue", "accept_queue");
+	const struct finding *f = &run->r.f[0];
+	const struct evidence *l;
+
+	(void)state;
+	assert_int_equal(ev(f, "TcpExtListenOverflows")->v, 400);
+	l = ev(f, "listener 0.0.0.0:80");
+	assert_non_null(l);
+	assert_int_equal(l->kind, EVK_LISTENER);
+	assert_int_equal(l->v, 400);
+	assert_int_equal(l->b, 128);
+	/* the idle :: 443 listener is not evidence */
+	assert_null(ev(f, "listener :::443"));
+	assert_true(has_note(f, "capped by net.core.somaxconn"));
+	run_free(run);
+}
+
+static void test_conntrack_full(void **state)
+{
+	struct run *run = expect_only("conntrack_full", "conntrack_full");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "ConntrackTableFull")->v, 1000);
+	assert_int_equal(ev(f, "conntrack drop")->v, 1000);
+	assert_int_equal(ev(f, "net.netfilter.nf_conntrack_count")->v, 200);
+	assert_int_equal(ev(f, "net.netfilter.nf_conntrack_max")->v, 200);
+	run_free(run);
+}
+
+static void test_nat_idle_reset(void **state)
+{
+	struct run *run = expect_only("nat_idle_reset", "nat_idle_reset");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "RstReceived")->v, 25);
+	assert_int_equal(ev(f, "net.ipv4.tcp_keepalive_time")->v, 7200);
+	run_free(run);
+}
+
+/* Every finding's JSON-relevant strings are filled. */
+static void test_findings_complete(void **state)
+{
+	static const char *const all[] = {
+		"nat_paws", "ts_off_seq", "port_exhaustion", "tw_overflow",
+		"accept_queue", "conntrack_full", "nat_idle_reset",
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		struct run *run = diagnose_scenario(all[i]);
+
+		assert_int_equal(run->r.n, 1);
+		assert_true(strlen(run->r.f[0].title) > 10);
+		assert_true(strlen(run->r.f[0].remedy) > 40);
+		run_free(run);
+	}
+}
+
+static void test_baseline_roundtrip(void **state)
+{
+	char path[] = "/tmp/tcptw-baseline-XXXXXX";
+	struct snapshot a, b;
+	uint64_t v;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	use_tree("conntrack_full", "t1");
+	snapshot_take(&a, SNAP_CT);
+	assert_int_equal(snapshot_save(&a, path), 0);
+	assert_int_equal(snapshot_load(&b, path), 0);
+	assert_true(b.ts > a.ts - 0.01 && b.ts < a.ts + 0.01);
+	assert_int_equal(b.mod.n, a.mod.n);
+	assert_int_equal(b.mib.n, a.mib.n);
+	assert_true(ctrset_get(&b.mod, "ConntrackTableFull", &v));
+	assert_int_equal(v, 1000);
+	assert_true(ctrset_get(&b.ct.stats, "drop", &v));
+	assert_int_equal(v, 1000);
+	snapshot_free(&a);
+	snapshot_free(&b);
+	unlink(path);
+	assert_int_equal(snapshot_load(&b, "/nonexistent/b"), -ENOENT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_healthy),
+		cmocka_unit_test(test_nat_paws),
+		cmocka_unit_test(test_nat_paws_nomodule),
+		cmocka_unit_test(test_ts_off_seq),
+		cmocka_unit_test(test_port_exhaustion),
+		cmocka_unit_test(test_tw_overflow),
+		cmocka_unit_test(test_accept_queue),
+		cmocka_unit_test(test_conntrack_full),
+		cmocka_unit_test(test_nat_idle_reset),
+		cmocka_unit_test(test_findings_complete),
+		cmocka_unit_test(test_baseline_roundtrip),
+	};
+
+	return cmocka_run_group_tests_name("diagnose", tests, NULL, NULL);
+}
