@@ -19,10 +19,52 @@ enum tcptw_counter {
 	TCPTW_TW_ACK_SENT,
 	TCPTW_TW_RST_SENT,
 	TCPTW_TW_KILLED_BY_RST,
+	TCPTW_TW_REUSE_GRANTED,
+	TCPTW_TW_REUSE_DENIED_DISABLED,
+	TCPTW_TW_REUSE_DENIED_LOOPBACK_ONLY,
+	TCPTW_TW_REUSE_DENIED_NO_TIMESTAMPS,
+	TCPTW_TW_REUSE_DENIED_TOO_RECENT,
+	TCPTW_TW_REUSE_DENIED_FIN_WAIT2,
+	TCPTW_CONNECT_PORT_EXHAUSTED,
+	TCPTW_CONNECT_TUPLE_IN_USE,
 	TCPTW_NR_COUNTERS
 };
 
+/*
+ * Why tcp_twsk_unique() refused a TIME_WAIT 4-tuple, in the order they are
+ * tested: the first that applies is the reason. The values index the
+ * TwReuseDenied* counters from TCPTW_TW_REUSE_DENIED_DISABLED on.
+ */
+enum tcptw_reuse_reason {
+	TCPTW_REUSE_OK,
+	TCPTW_REUSE_DISABLED,
+	TCPTW_REUSE_LOOPBACK_ONLY,
+	TCPTW_REUSE_NO_TIMESTAMPS,
+	TCPTW_REUSE_TOO_RECENT,
+	TCPTW_REUSE_FIN_WAIT2,
+	TCPTW_NR_REUSE_REASONS
+};
+
+/* log2 histograms of TIME_WAIT age (ms), /proc/net/tcptw/hist */
+enum tcptw_hist {
+	TCPTW_HIST_REUSE_GRANTED,
+	TCPTW_HIST_REUSE_DENIED,
+	TCPTW_HIST_SYN_RECYCLED,
+	TCPTW_HIST_SYN_PAWS_REJECTED,
+	TCPTW_NR_HIST
+};
+
+/* bucket 0: < 1 ms; k: [2^(k-1), 2^k) ms; the last: >= 65536 ms */
+#define TCPTW_HIST_BUCKETS 18
+
+/* per-CPU slots: the counters, then the histogram buckets */
+#define TCPTW_HIST_SLOT(h, b) \
+	(TCPTW_NR_COUNTERS + (h) * TCPTW_HIST_BUCKETS + (b))
+#define TCPTW_NR_SLOTS TCPTW_HIST_SLOT(TCPTW_NR_HIST, 0)
+
 /* indexed by enum tcptw_counter; proc.c checks that none is missing */
 extern const char * const tcptw_counter_names[TCPTW_NR_COUNTERS];
+extern const char * const tcptw_hist_names[TCPTW_NR_HIST];
+extern const char * const tcptw_reuse_reason_names[TCPTW_NR_REUSE_REASONS];
 
 #endif /* _TCPTW_COUNTERS_H */

@@ -34,6 +34,10 @@ static const char * const event_names[TCPTW_NR_EVENTS] = {
 	[TCPTW_EV_TW_SYN_RECYCLED] = "tw_syn_recycled",
 	[TCPTW_EV_TW_KILLED_BY_RST] = "tw_killed_by_rst",
 	[TCPTW_EV_TW_RST_SENT] = "tw_rst_sent",
+	[TCPTW_EV_TW_REUSE_GRANTED] = "tw_reuse_granted",
+	[TCPTW_EV_TW_REUSE_DENIED] = "tw_reuse_denied",
+	[TCPTW_EV_CONNECT_PORT_EXHAUSTED] = "connect_port_exhausted",
+	[TCPTW_EV_CONNECT_TUPLE_IN_USE] = "connect_tuple_in_use",
 };
 
 struct tcptw_ring *tcptw_ring_alloc(void)
@@ -106,6 +110,9 @@ static void print_endpoint(struct seq_file *seq, const char *key, u16 family,
 /* Per-event reason word; 0 means none. */
 static const char *tcptw_event_reason(const struct tcptw_event *ev)
 {
+	if (ev->type == TCPTW_EV_TW_REUSE_DENIED && ev->reason &&
+	    ev->reason < TCPTW_NR_REUSE_REASONS)
+		return tcptw_reuse_reason_names[ev->reason];
 	return "-";
 }
 

@@ -9,19 +9,20 @@
 #include <linux/rcupdate.h>
 
 #include "pernet.h"
+#include "peers.h"
 #include "proc.h"
 
 unsigned int tcptw_net_id __read_mostly;
 
-u64 tcptw_counter_sum(const struct tcptw_state *st, enum tcptw_counter c)
+u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot)
 {
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->cnt[c]);
-	/* counters only grow: a reset stores the sum it hides */
-	return sum - READ_ONCE(st->base[c]);
+		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->slot[slot]);
+	/* slots only grow: a reset stores the sum it hides */
+	return sum - READ_ONCE(st->base[slot]);
 }
 
 /*
@@ -33,10 +34,11 @@ void tcptw_state_reset(struct tcptw_state *st)
 	int i;
 
 	mutex_lock(&st->reset_lock);
-	for (i = 0; i < TCPTW_NR_COUNTERS; i++)
+	for (i = 0; i < TCPTW_NR_SLOTS; i++)
 		WRITE_ONCE(st->base[i],
-			   READ_ONCE(st->base[i]) + tcptw_counter_sum(st, i));
+			   READ_ONCE(st->base[i]) + tcptw_slot_sum(st, i));
 	tcptw_ring_reset(st->ring);
+	tcptw_peers_reset(st->peers);
 	mutex_unlock(&st->reset_lock);
 }
 
@@ -48,6 +50,7 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 
 static void state_free(struct tcptw_state *st)
 {
+	tcptw_peers_free(st->peers);
 	tcptw_ring_free(st->ring);
 	free_percpu(st->pcpu);
 	kfree(st);
@@ -73,6 +76,9 @@ static int __net_init tcptw_net_init(struct net *net)
 		goto err_free_state;
 	st->ring = tcptw_ring_alloc();
 	if (!st->ring)
+		goto err_free_state;
+	st->peers = tcptw_peers_alloc();
+	if (!st->peers)
 		goto err_free_state;
 	err = tcptw_proc_net_init(net);
 	if (err)

@@ -18,8 +18,10 @@
 #include "events.h"
 
 struct tcptw_pcpu {
-	u64 cnt[TCPTW_NR_COUNTERS];
+	u64 slot[TCPTW_NR_SLOTS];
 };
+
+struct tcptw_peers;
 
 /*
  * Lives as long as the netns is registered with us; freed after an RCU
@@ -29,10 +31,11 @@ struct tcptw_pcpu {
 struct tcptw_state {
 	struct tcptw_pcpu __percpu *pcpu;
 	/* what "reset" subtracted; written under reset_lock only */
-	u64 base[TCPTW_NR_COUNTERS];
+	u64 base[TCPTW_NR_SLOTS];
 	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;
 	struct tcptw_ring *ring;
+	struct tcptw_peers *peers;
 	struct rcu_head rcu;
 };
 
@@ -62,10 +65,22 @@ static inline struct tcptw_state *tcptw_state(const struct net *net)
 static inline void tcptw_inc(struct tcptw_state *st, enum tcptw_counter c)
 {
 	/* this_cpu_inc: safe even where a tracepoint probe is preemptible */
-	this_cpu_inc(st->pcpu->cnt[c]);
+	this_cpu_inc(st->pcpu->slot[c]);
 }
 
-u64 tcptw_counter_sum(const struct tcptw_state *st, enum tcptw_counter c);
+static inline void tcptw_hist_add(struct tcptw_state *st, enum tcptw_hist h,
+				  s32 age_ms)
+{
+	unsigned int b;
+
+	if (age_ms < 0)
+		return;		/* unknown age: not in any bucket */
+	b = min_t(unsigned int, fls(age_ms), TCPTW_HIST_BUCKETS - 1);
+	this_cpu_inc(st->pcpu->slot[TCPTW_HIST_SLOT(h, b)]);
+}
+
+/* sum over CPUs of a counter or histogram slot, minus the last reset */
+u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot);
 void tcptw_state_reset(struct tcptw_state *st);
 void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
 

@@ -15,6 +15,7 @@
 
 static const struct tcptw_probe_set *const sets[] = {
 	&tcptw_tw_probe_set,
+	&tcptw_reuse_probe_set,
 };
 
 /* the @n-th probe over all sets, NULL past the last */

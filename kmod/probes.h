@@ -41,6 +41,7 @@ struct tcptw_probe_set {
 };
 
 extern const struct tcptw_probe_set tcptw_tw_probe_set;
+extern const struct tcptw_probe_set tcptw_reuse_probe_set;
 
 /* true if the probe named @name is attached (features may fall back) */
 bool tcptw_probe_attached(const char *name);

@@ -12,6 +12,7 @@
 #include <net/net_namespace.h>
 
 #include "pernet.h"
+#include "peers.h"
 #include "probes.h"
 #include "proc.h"
 
@@ -25,6 +26,30 @@ const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_TW_ACK_SENT] = "TwAckSent",
 	[TCPTW_TW_RST_SENT] = "TwRstSent",
 	[TCPTW_TW_KILLED_BY_RST] = "TwKilledByRst",
+	[TCPTW_TW_REUSE_GRANTED] = "TwReuseGranted",
+	[TCPTW_TW_REUSE_DENIED_DISABLED] = "TwReuseDeniedDisabled",
+	[TCPTW_TW_REUSE_DENIED_LOOPBACK_ONLY] = "TwReuseDeniedLoopbackOnly",
+	[TCPTW_TW_REUSE_DENIED_NO_TIMESTAMPS] = "TwReuseDeniedNoTimestamps",
+	[TCPTW_TW_REUSE_DENIED_TOO_RECENT] = "TwReuseDeniedTooRecent",
+	[TCPTW_TW_REUSE_DENIED_FIN_WAIT2] = "TwReuseDeniedFinWait2",
+	[TCPTW_CONNECT_PORT_EXHAUSTED] = "ConnectPortExhausted",
+	[TCPTW_CONNECT_TUPLE_IN_USE] = "ConnectTupleInUse",
+};
+
+const char * const tcptw_hist_names[TCPTW_NR_HIST] = {
+	[TCPTW_HIST_REUSE_GRANTED] = "reuse_granted",
+	[TCPTW_HIST_REUSE_DENIED] = "reuse_denied",
+	[TCPTW_HIST_SYN_RECYCLED] = "syn_recycled",
+	[TCPTW_HIST_SYN_PAWS_REJECTED] = "syn_paws_rejected",
+};
+
+const char * const tcptw_reuse_reason_names[TCPTW_NR_REUSE_REASONS] = {
+	[TCPTW_REUSE_OK] = "-",
+	[TCPTW_REUSE_DISABLED] = "disabled",
+	[TCPTW_REUSE_LOOPBACK_ONLY] = "loopback_only",
+	[TCPTW_REUSE_NO_TIMESTAMPS] = "no_timestamps",
+	[TCPTW_REUSE_TOO_RECENT] = "too_recent",
+	[TCPTW_REUSE_FIN_WAIT2] = "fin_wait2",
 };
 
 /* snmp6 format, so `PROC_NET_SNMP6=... nstat` reads it */
@@ -38,7 +63,31 @@ static int counters_show(struct seq_file *seq, void *v)
 	st = tcptw_state(net);
 	for (i = 0; st && i < TCPTW_NR_COUNTERS; i++)
 		seq_printf(seq, "%-32s\t%llu\n", tcptw_counter_names[i],
-			   tcptw_counter_sum(st, i));
+			   tcptw_slot_sum(st, i));
+	rcu_read_unlock();
+	return 0;
+}
+
+/* first line: exclusive upper bounds; then one line per histogram */
+static int hist_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct tcptw_state *st;
+	unsigned int h, b;
+
+	seq_puts(seq, "le_ms");
+	for (b = 0; b < TCPTW_HIST_BUCKETS - 1; b++)
+		seq_printf(seq, " %u", 1U << b);
+	seq_puts(seq, " +Inf\n");
+	rcu_read_lock();
+	st = tcptw_state(net);
+	for (h = 0; st && h < TCPTW_NR_HIST; h++) {
+		seq_puts(seq, tcptw_hist_names[h]);
+		for (b = 0; b < TCPTW_HIST_BUCKETS; b++)
+			seq_printf(seq, " %llu",
+				   tcptw_slot_sum(st, TCPTW_HIST_SLOT(h, b)));
+		seq_putc(seq, '\n');
+	}
 	rcu_read_unlock();
 	return 0;
 }
@@ -92,6 +141,8 @@ int tcptw_proc_net_init(struct net *net)
 	if (!proc_create_net_single("counters", 0444, dir, counters_show,
 				    NULL) ||
 	    tcptw_events_proc_init(dir) ||
+	    tcptw_peers_proc_init(dir) ||
+	    !proc_create_net_single("hist", 0444, dir, hist_show, NULL) ||
 	    !proc_create_net_single("probes", 0444, dir, probes_show, NULL) ||
 	    !proc_create_net_single_write("control", 0222, dir, control_show,
 					  control_write, NULL)) {

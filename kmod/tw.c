@@ -16,50 +16,15 @@
  */
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
-#include <linux/hash.h>
-#include <linux/jiffies.h>
 #include <linux/cpumask.h>
 #include <net/tcp.h>
 #include <net/inet_timewait_sock.h>
 
 #include "pernet.h"
+#include "peers.h"
 #include "probes.h"
 #include "tuple.h"
-
-/*
- * Birth times of TIME_WAIT sockets, for kernels without tw_entry_stamp: a
- * lossy direct-mapped table keyed by the socket's address. One 64-bit word
- * per slot (tag << 32 | jiffies), so readers never see a torn entry; a slot
- * taken over by another socket just makes the age unknown (-1). Creation
- * always overwrites, so a recycled object never inherits an old time.
- */
-#define TW_BIRTH_BITS 16
-static u64 tw_birth[1 << TW_BIRTH_BITS];
-
-static u32 tw_birth_tag(const void *tw)
-{
-	return (u32)((unsigned long)tw >> 4);
-}
-
-static void tw_birth_record(const void *tw)
-{
-	u32 i = hash_ptr(tw, TW_BIRTH_BITS);
-
-	WRITE_ONCE(tw_birth[i], (u64)tw_birth_tag(tw) << 32 | (u32)jiffies);
-}
-
-static s32 tw_age_ms(const struct inet_timewait_sock *tw)
-{
-	s32 age = tcptw_compat_tw_age_ms(tw);
-	u64 v;
-
-	if (age >= 0)
-		return age;
-	v = READ_ONCE(tw_birth[hash_ptr(tw, TW_BIRTH_BITS)]);
-	if ((u32)(v >> 32) != tw_birth_tag(tw))
-		return -1;
-	return jiffies_to_msecs((u32)jiffies - (u32)v);
-}
+#include "twage.h"
 
 /* What the entry handler of tcp_timewait_state_process() saw. */
 struct tw_seg {
@@ -140,7 +105,7 @@ static int tw_process_entry(struct kretprobe_instance *ri,
 	s->paws = false;
 	memset(&s->ev, 0, sizeof(s->ev));
 	tcptw_tuple_from_tw(&s->ev.t, tw);
-	s->ev.age_ms = tw_age_ms(tw);
+	s->ev.age_ms = tcptw_tw_age_ms(tw);
 	s->ev.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
 	stamp = READ_ONCE(tcptw->tw_ts_recent_stamp);
 	if (stamp)
@@ -165,14 +130,25 @@ static int tw_process_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
+static void tw_recycled(struct tcptw_state *st, struct tcptw_event *ev)
+{
+	tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
+	tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, ev->age_ms);
+	tcptw_peers_inc(st->peers, ev->t.family, &ev->t.saddr, 0,
+			TCPTW_PEER_SYN_RECYCLED);
+	ev->type = TCPTW_EV_TW_SYN_RECYCLED;
+	tcptw_emit(st, ev);
+}
+
 static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 {
 	struct tw_syn_stash *stash;
 
 	if (!tw_probes[P_CONN_REQUEST].attached) {
+		struct tcptw_event ev = s->ev;
+
 		/* best effort: count the TIME_WAIT's verdict itself */
-		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
-		tw_emit(st, s, TCPTW_EV_TW_SYN_RECYCLED);
+		tw_recycled(st, &ev);
 		return;
 	}
 	stash = this_cpu_ptr(&tw_syn_stash);
@@ -199,6 +175,12 @@ static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
 		if (s->syn) {
 			tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
+			tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED,
+				       s->ev.age_ms);
+			/* per address: a NAT's source ports vary */
+			tcptw_peers_inc(st->peers, s->ev.t.family,
+					&s->ev.t.saddr, 0,
+					TCPTW_PEER_SYN_PAWS_REJECTED);
 			tw_emit(st, s, TCPTW_EV_TW_SYN_PAWS_REJECTED);
 		} else {
 			tw_emit(st, s, TCPTW_EV_TW_PAWS_REJECTED);
@@ -259,10 +241,8 @@ static int conn_request_pre(struct kprobe *kp, struct pt_regs *regs)
 		return 0;
 	rcu_read_lock();
 	st = tcptw_state(sock_net(sk));
-	if (st) {
-		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
-		tcptw_emit(st, &stash->ev);
-	}
+	if (st)
+		tw_recycled(st, &stash->ev);
 	rcu_read_unlock();
 	return 0;
 }
@@ -298,7 +278,7 @@ static int tw_alloc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (!st)
 		goto out;
 	if (tw) {
-		tw_birth_record(tw);
+		tcptw_tw_birth_record(tw);
 		tcptw_inc(st, TCPTW_TW_CREATED);
 		goto out;
 	}
