@@ -125,8 +125,19 @@ found:
 	spin_unlock_irqrestore(&b->lock, flags);
 }
 
-static const char peers_header[] =
-	"addr port reuse_granted denied_disabled denied_loopback_only denied_no_timestamps denied_too_recent denied_fin_wait2 port_exhausted tuple_in_use syn_paws_rejected syn_recycled last_ms\n";
+/* column names of the header line, after "addr port" */
+static const char * const peer_cols[TCPTW_NR_PEER_COLS] = {
+	[TCPTW_PEER_REUSE_GRANTED] = "reuse_granted",
+	[TCPTW_PEER_DENIED_DISABLED] = "denied_disabled",
+	[TCPTW_PEER_DENIED_LOOPBACK_ONLY] = "denied_loopback_only",
+	[TCPTW_PEER_DENIED_NO_TIMESTAMPS] = "denied_no_timestamps",
+	[TCPTW_PEER_DENIED_TOO_RECENT] = "denied_too_recent",
+	[TCPTW_PEER_DENIED_FIN_WAIT2] = "denied_fin_wait2",
+	[TCPTW_PEER_PORT_EXHAUSTED] = "port_exhausted",
+	[TCPTW_PEER_TUPLE_IN_USE] = "tuple_in_use",
+	[TCPTW_PEER_SYN_PAWS_REJECTED] = "syn_paws_rejected",
+	[TCPTW_PEER_SYN_RECYCLED] = "syn_recycled",
+};
 
 static void peer_show(struct seq_file *seq, const struct peer *p)
 {
@@ -154,7 +165,10 @@ static int peers_show(struct seq_file *seq, void *v)
 	/* rows name peers: admins only, like events */
 	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
 		return -EPERM;
-	seq_puts(seq, peers_header);
+	seq_puts(seq, "addr port");
+	for (j = 0; j < TCPTW_NR_PEER_COLS; j++)
+		seq_printf(seq, " %s", peer_cols[j]);
+	seq_puts(seq, " last_ms\n");
 	rcu_read_lock();
 	st = tcptw_state(net);
 	for (i = 0; st && i < st->peers->nbuckets; i++) {
