@@ -152,6 +152,7 @@ run_scenario()
 		check_err 1 "server did not start"
 		return 1
 	fi
+	pcap_start "$name"
 	snapshot B
 	[ "${GAP_MS:-0}" -gt 0 ] && gap=(--gap-ms "$GAP_MS")
 	timeout 150 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
@@ -161,12 +162,46 @@ run_scenario()
 	rc=$?
 	check_err $rc "client exited with $rc"
 	bg_wait "$SERVER_PID"
+	pcap_stop
 	snapshot A
 	delta
 	TW_LEFT=$(tw_sockets "$srv")
 	diag "srv TIME_WAIT sockets left: $TW_LEFT"
 	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
 	print_deltas
+}
+
+# A packet trace of srv's eth0 (TCPTW_PCAP=0 disables it), printed when
+# a scenario fails so that a disagreement can be read packet by packet.
+PCAP=
+PCAP_PID=
+pcap_start()
+{
+	PCAP=
+	[ "${TCPTW_PCAP:-1}" = 1 ] && command -v tcpdump >/dev/null || return 0
+	PCAP=$TMPDIR_T/$1.pcap
+	bg_start "$PCAP.log" timeout 300 ip netns exec "$srv" \
+		tcpdump -Z root --immediate-mode -i eth0 -U -s 128 -w "$PCAP" tcp
+	PCAP_PID=$BG_PID
+	busywait 5000 grep -q "listening on" "$PCAP.log.err" ||
+		diag "tcpdump did not start"
+}
+
+pcap_stop()
+{
+	[ -n "$PCAP_PID" ] || return 0
+	sleep 0.2	# let tcpdump write the last packets
+	kill "$PCAP_PID" 2>/dev/null
+	bg_wait "$PCAP_PID"
+	PCAP_PID=
+}
+
+# pcap_dump : on failure, the srv trace with relative timestamps.
+pcap_dump()
+{
+	[ "$RET" -ne 0 ] && [ -n "$PCAP" ] && [ -s "$PCAP" ] || return 0
+	diag "srv eth0 trace (tcpdump -r, first 400 packets):"
+	tcpdump -r "$PCAP" -nn -ttttt 2>/dev/null | head -n 400 | sed 's/^/#   /'
 }
 
 # Common ground-truth checks of every scenario.
@@ -239,6 +274,7 @@ test_main()
 		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]} (not asserted: timing)"
 	fi
 	[ "${TCPTW_DEMO:-0}" = 1 ] && demo_print
+	pcap_dump
 	nat_topo_cleanup
 	log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
 }
@@ -262,6 +298,7 @@ test_clients_close_first()
 	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
 	check_mod_eq "clients TwCreated == clients TcpExt TW" \
 		"${D[cli_TwCreated]}" "${D[cli_tw]}"
+	pcap_dump
 	nat_topo_cleanup
 	log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
 }
@@ -286,6 +323,7 @@ test_clients_ts2()
 	check_mod_eq "srv TwSynRecycled == N-1" "${D[srv_TwSynRecycled]}" $((N - 1))
 	check_mod_eq "srv TwCreated == srv TcpExt TW" \
 		"${D[srv_TwCreated]}" "${D[srv_tw]}"
+	pcap_dump
 	nat_topo_cleanup
 	log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
 }
@@ -308,6 +346,7 @@ test_srv_ts0()
 	check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans" \
 		"${D[srv_TwSynSeqRejected]}" "${D[cli_synretrans]}"
 	diag "srv TwSynRecycled=${D[srv_TwSynRecycled]} clients OutRsts=${D[cli_outrsts]} (not asserted)"
+	pcap_dump
 	nat_topo_cleanup
 	log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
 }
