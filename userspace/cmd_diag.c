@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
-#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +27,8 @@ static int table_err(const char *file, int err)
 
 	snprintf(what, sizeof(what), "/proc/net/tcptw/%s", file);
 	if (err == -EPERM || err == -EACCES) {
-		fprintf(stderr, "tcptw: %s: %s (reading it needs "
-			"CAP_NET_ADMIN over the netns)\n", what,
+		fprintf(stderr, "tcptw: %s: %s (needs CAP_NET_ADMIN over the netns)\n",
+			what,
 			strerror(-err));
 		return EXIT_RUNTIME;
 	}
@@ -48,11 +48,11 @@ static void print_event(struct out *o, const struct tcptw_event *e)
 	out_str(o, "src", " %-24s", e->src);
 	out_str(o, "dst", " -> %-24s", e->dst);
 	if (e->age_ms != EV_NONE)
-		out_s64(o, "age_ms", " age=%" PRId64 "ms", e->age_ms);
+		out_s64(o, "age_ms", " age=%lldms", e->age_ms);
 	if (e->tsval != EV_NONE)
-		out_s64(o, "tsval", " tsval=%" PRId64, e->tsval);
+		out_s64(o, "tsval", " tsval=%lld", e->tsval);
 	if (e->ts_recent != EV_NONE)
-		out_s64(o, "ts_recent", " ts_recent=%" PRId64, e->ts_recent);
+		out_s64(o, "ts_recent", " ts_recent=%lld", e->ts_recent);
 	if (strcmp(e->reason, "-"))
 		out_str(o, "reason", " reason=%s", e->reason);
 	out_text(o, "\n");
@@ -137,8 +137,8 @@ static int print_table(const struct opts *opt, const char *file)
 				continue;
 			}
 			out_u64(&o, t.cols[c], NULL, t.rows[r].v[c]);
-			out_text(&o, " %*" PRIu64, (int)strlen(t.cols[c]),
-				 t.rows[r].v[c]);
+			out_text(&o, " %*llu", (int)strlen(t.cols[c]),
+				 (unsigned long long)t.rows[r].v[c]);
 		}
 		out_text(&o, "\n");
 		out_obj_close(&o);
@@ -166,24 +166,24 @@ static void print_evidence(struct out *o, const struct evidence *e)
 	out_str(o, "name", "    %-36s", e->name);
 	switch (e->kind) {
 	case EVK_DELTA:
-		out_s64(o, "delta", " +%" PRId64, e->v);
+		out_s64(o, "delta", " +%lld", e->v);
 		out_double(o, "rate", " (%.1f/s)", e->x);
 		break;
 	case EVK_VALUE:
-		out_s64(o, "value", " = %" PRId64, e->v);
+		out_s64(o, "value", " = %lld", e->v);
 		break;
 	case EVK_SHARE:
-		out_s64(o, "ephemeral_in_use", " %" PRId64 " local ports",
+		out_s64(o, "ephemeral_in_use", " %lld local ports",
 			e->v);
 		out_double(o, "range_share", " = %.1f%% of the range",
 			   100 * e->x);
 		break;
 	case EVK_LISTENER:
-		out_s64(o, "overflows", " %" PRId64 " overflows", e->v);
+		out_s64(o, "overflows", " %lld overflows", e->v);
 		if (e->a != TBL_NONE)
-			out_u64(o, "backlog", ", backlog %" PRIu64, e->a);
+			out_u64(o, "backlog", ", backlog %llu", e->a);
 		if (e->b != TBL_NONE)
-			out_u64(o, "max_backlog", "/%" PRIu64, e->b);
+			out_u64(o, "max_backlog", "/%llu", e->b);
 		break;
 	}
 	out_text(o, "\n");
@@ -210,7 +210,7 @@ static void print_finding(struct out *o, const struct finding *f)
 	for (i = 0; i < f->npeers; i++) {
 		out_obj_open(o, NULL);
 		out_str(o, "addr", "    %-36s", f->peers[i].addr);
-		out_u64(o, "count", " %" PRIu64 "\n", f->peers[i].n);
+		out_u64(o, "count", " %llu\n", f->peers[i].n);
 		out_obj_close(o);
 	}
 	out_arr_close(o);
@@ -299,9 +299,8 @@ int cmd_diagnose(const struct opts *opt)
 		print_finding(&o, &r->f[i]);
 	out_arr_close(&o);
 	if (!r->n)
-		out_text(&o, "\nno evidence of PAWS/TIME_WAIT rejections, port "
-			 "exhaustion, TIME_WAIT overflow, listen queue "
-			 "overflow, conntrack drops or NAT idle resets\n");
+		out_text(&o, "\nno evidence of: %s\n",
+			 "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops, NAT idle resets");
 	out_arr_open(&o, "caveats");
 	for (i = 0; i < r->ncaveats; i++)
 		out_str(&o, NULL, "caveat: %s\n", r->caveats[i]);

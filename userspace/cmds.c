@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
-#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +11,8 @@
 #include "proc.h"
 #include "prom.h"
 
-volatile sig_atomic_t tcptw_stop;
+/* lock-free, so safe to set from the signal handler */
+atomic_int tcptw_stop;
 
 static void on_stop(int sig)
 {
@@ -48,11 +49,12 @@ int fail(const char *what, int err)
 	return EXIT_RUNTIME;
 }
 
+static const char hint[] =
+	"tcptw.ko is not loaded: load it with \"sudo insmod tcptw.ko\" or \"sudo modprobe tcptw\"";
+
 const char *module_hint(void)
 {
-	return "tcptw.ko is not loaded: load it with \"sudo insmod "
-	       "tcptw.ko\" from the build tree or \"sudo modprobe tcptw\" "
-	       "once installed";
+	return hint;
 }
 
 void module_note(struct out *o, const struct snapshot *s)
@@ -60,8 +62,9 @@ void module_note(struct out *o, const struct snapshot *s)
 	out_obj_open(o, "module");
 	out_bool(o, "loaded", NULL, s->module);
 	if (!s->module) {
-		out_str(o, "hint", "note: %s; showing what the kernel alone "
-			"offers (MIBs, sysctls, conntrack)\n", module_hint());
+		out_str(o, "hint", "note: %s\n", module_hint());
+		out_text(o, "note: %s\n",
+			 "showing what the kernel alone offers: MIBs, sysctls, conntrack");
 	} else if (s->mod_err) {
 		out_str(o, "error", "note: /proc/net/tcptw/counters: %s\n",
 			strerror(-s->mod_err));
@@ -71,7 +74,7 @@ void module_note(struct out *o, const struct snapshot *s)
 
 static void ctr_line(struct out *o, const char *name, uint64_t v)
 {
-	out_text(o, "  %-32s %20" PRIu64 "\n", name, v);
+	out_text(o, "  %-32s %20llu\n", name, (unsigned long long)v);
 	out_u64(o, name, NULL, v);
 }
 
@@ -81,8 +84,7 @@ static void print_ct(struct out *o, const struct snapshot *s)
 
 	out_obj_open(o, "conntrack");
 	if (!s->have_ct) {
-		out_text(o, "conntrack: not available (nf_conntrack not "
-			 "loaded in this netns)\n");
+		out_text(o, "conntrack: not available (nf_conntrack not loaded in this netns)\n");
 		out_bool(o, "available", NULL, false);
 		out_obj_close(o);
 		return;
@@ -170,8 +172,8 @@ static void print_moved(struct out *o, const char *key,
 			continue;
 		if (mib && !mib_relevant(c->name))
 			continue;
-		out_text(o, "  %-32s %20" PRIu64 " %12.1f/s%s\n", c->name,
-			 c->delta, c->rate,
+		out_text(o, "  %-32s %20llu %12.1f/s%s\n", c->name,
+			 (unsigned long long)c->delta, c->rate,
 			 c->flags & CTR_RESET ? " (reset)" :
 			 c->flags & CTR_NEW ? " (new)" : "");
 		out_obj_open(o, c->name);
@@ -290,12 +292,12 @@ static void print_eps(struct out *o, const char *key,
 			out_u64(o, "port", NULL, v[i].port);
 			out_text(o, "%-40s", ep);
 		} else {
-			out_u64(o, "port", "%-40" PRIu64, v[i].port);
+			out_u64(o, "port", "%-40llu", v[i].port);
 		}
-		out_u64(o, "established", " %8" PRIu64, v[i].n[CS_ESTAB]);
-		out_u64(o, "time_wait", " %8" PRIu64, v[i].n[CS_TIME_WAIT]);
-		out_u64(o, "syn_recv", " %8" PRIu64, v[i].n[CS_SYN_RECV]);
-		out_u64(o, "syn_sent", " %8" PRIu64, v[i].n[CS_SYN_SENT]);
+		out_u64(o, "established", " %8llu", v[i].n[CS_ESTAB]);
+		out_u64(o, "time_wait", " %8llu", v[i].n[CS_TIME_WAIT]);
+		out_u64(o, "syn_recv", " %8llu", v[i].n[CS_SYN_RECV]);
+		out_u64(o, "syn_sent", " %8llu", v[i].n[CS_SYN_SENT]);
 		if (remote) {
 			out_u64(o, "ephemeral_in_use", NULL, v[i].ephemeral);
 			out_double(o, "range_share", NULL,
@@ -325,17 +327,17 @@ int cmd_sockets(const struct opts *opt)
 	out_obj_open(&o, NULL);
 	header(&o, opt, s.ts);
 	out_obj_open(&o, "port_range");
-	out_u64(&o, "lo", "ephemeral range %" PRIu64, s.census.port_lo);
-	out_u64(&o, "hi", "-%" PRIu64, s.census.port_hi);
-	out_u64(&o, "size", " (%" PRIu64 " ports)\n",
+	out_u64(&o, "lo", "ephemeral range %llu", s.census.port_lo);
+	out_u64(&o, "hi", "-%llu", s.census.port_hi);
+	out_u64(&o, "size", " (%llu ports)\n",
 		s.census.port_hi - s.census.port_lo + 1);
 	out_obj_close(&o);
 	out_obj_open(&o, "total");
 	out_text(&o, "total:");
 	for (st = 0; st < CS_NR; st++)
 		out_u64(&o, census_state_name(st), NULL, s.census.total[st]);
-	out_text(&o, " established %u, time_wait %u, syn_recv %u, "
-		 "syn_sent %u\n\n", s.census.total[CS_ESTAB],
+	out_text(&o, " established %u, time_wait %u, syn_recv %u, syn_sent %u\n\n",
+		 s.census.total[CS_ESTAB],
 		 s.census.total[CS_TIME_WAIT], s.census.total[CS_SYN_RECV],
 		 s.census.total[CS_SYN_SENT]);
 	out_obj_close(&o);

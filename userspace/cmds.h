@@ -4,7 +4,7 @@
 #define _TCPTW_CMDS_H
 
 #include <stdbool.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include "output.h"
@@ -42,7 +42,7 @@ int cmd_export(const struct opts *o);
 int cmd_diagnose(const struct opts *o);
 
 /* Shared by the commands. */
-extern volatile sig_atomic_t tcptw_stop;
+extern atomic_int tcptw_stop;
 void install_stop_handlers(void);
 /* Sleep up to @secs; false if interrupted by SIGINT/SIGTERM. */
 bool sleep_interruptible(double secs);

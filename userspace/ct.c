@@ -33,7 +33,8 @@ static const struct {
 	{ CTA_STATS_CLASH_RESOLVE, "clash_resolve" },
 	{ CTA_STATS_CHAIN_TOOLONG, "chaintoolong" },
 };
-#define CT_NATTRS (sizeof(ct_attrs) / sizeof(ct_attrs[0]))
+
+#define CT_NATTRS ARRAY_SIZE(ct_attrs)
 
 struct ct_sum {
 	uint64_t v[CT_NATTRS];
@@ -155,7 +156,7 @@ static const char *proc_col_name(const char *col)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(map); i++)
 		if (!strcmp(col, map[i][0]))
 			return map[i][1];
 	return col;
@@ -247,13 +248,13 @@ int ct_read(struct ct_info *ct)
 	}
 	if (!ct->have_stats && !ct_read_proc(ct))
 		ct->source = "proc";
-	if (!ct->have_count && tcptw_read_ints(
-	    "sys/net/netfilter/nf_conntrack_count", &v, 1) == 1) {
+	if (!ct->have_count &&
+	    tcptw_read_ints("sys/net/netfilter/nf_conntrack_count", &v, 1) == 1) {
 		ct->count = v;
 		ct->have_count = true;
 	}
-	if (!ct->have_max && tcptw_read_ints(
-	    "sys/net/netfilter/nf_conntrack_max", &v, 1) == 1) {
+	if (!ct->have_max &&
+	    tcptw_read_ints("sys/net/netfilter/nf_conntrack_max", &v, 1) == 1) {
 		ct->max = v;
 		ct->have_max = true;
 	}

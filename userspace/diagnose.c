@@ -7,49 +7,75 @@
 
 #include "diagnose.h"
 
-static const char REMEDY_PAWS[] =
-	"Let the clients close first (HTTP keep-alive, or close from the "
-	"client side) so TIME_WAIT stays on the clients, not on a server "
-	"that many clients reach through one NAT address. Keep "
-	"net.ipv4.tcp_timestamps=1: turning it off only hides this counter, "
-	"the same SYNs are then refused on sequence number "
-	"(TwSynSeqRejected). tcp_tw_recycle is gone since 4.12 and is no fix.";
-static const char REMEDY_SEQ[] =
-	"Turn timestamps back on (net.ipv4.tcp_timestamps=1 on server and "
-	"clients): with them a TIME_WAIT socket can accept a newer SYN, and "
-	"tcp_tw_reuse works. Then fix the cause as for PAWS: let the clients "
-	"close first (keep-alive).";
-static const char REMEDY_PORTS[] =
-	"Reuse connections: HTTP keep-alive, and for a proxy upstream "
-	"keepalive with at least as many idle connections as the concurrency. "
-	"Widen net.ipv4.ip_local_port_range (e.g. \"1024 65535\") or add "
-	"source addresses. tcp_tw_reuse=1 only raises the ceiling to one reuse "
-	"per port per second (tcp_tw_reuse_delay) and needs timestamps on "
-	"both ends. SO_LINGER with 0 timeout (RST on close) where losing "
-	"TIME_WAIT is acceptable.";
-static const char REMEDY_TWO[] =
-	"Raise net.ipv4.tcp_max_tw_buckets (sockets over it close without "
-	"TIME_WAIT protection; each bucket costs a few hundred bytes), or cut "
-	"the rate of short connections with keep-alive.";
-static const char REMEDY_LISTEN[] =
-	"Raise net.core.somaxconn and the application's listen backlog (the "
-	"smaller wins: nginx \"listen ... backlog=N\"), and accept faster (more "
-	"workers). For SYN-queue drops raise net.ipv4.tcp_max_syn_backlog and "
-	"keep net.ipv4.tcp_syncookies=1.";
-static const char REMEDY_CT[] =
-	"Raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets), "
-	"shorten nf_conntrack_tcp_timeout_time_wait, or exempt the benchmark "
-	"traffic from tracking (nft \"notrack\", iptables -t raw -j NOTRACK).";
-static const char REMEDY_CT_INSERT[] =
-	"Concurrent connections raced for the same SNAT tuple: use "
-	"MASQUERADE/SNAT with --random-fully (fully random source ports) or "
-	"more SNAT addresses.";
-static const char REMEDY_IDLE[] =
-	"Send keepalives more often than the NAT's idle timeout: "
-	"SO_KEEPALIVE with TCP_KEEPIDLE below it, or net.ipv4.tcp_keepalive_time "
-	"(e.g. 300 for a 350 s AWS NAT gateway/NLB), or application pings. On "
-	"a local NAT raise nf_conntrack_tcp_timeout_established; drop ct state "
-	"invalid rather than letting those packets reach the socket.";
+static const char *const REMEDY_PAWS[] = {
+	"Let the clients close first (HTTP keep-alive, or close from the",
+	"client side) so TIME_WAIT stays on the clients, not on a server",
+	"that many clients reach through one NAT address. Keep",
+	"net.ipv4.tcp_timestamps=1: turning it off only hides this counter,",
+	"the same SYNs are then refused on sequence number",
+	"(TwSynSeqRejected). tcp_tw_recycle is gone since 4.12 and is no",
+	"fix.",
+	NULL
+};
+
+static const char *const REMEDY_SEQ[] = {
+	"Turn timestamps back on (net.ipv4.tcp_timestamps=1 on server and",
+	"clients): with them a TIME_WAIT socket can accept a newer SYN, and",
+	"tcp_tw_reuse works. Then fix the cause as for PAWS: let the",
+	"clients close first (keep-alive).",
+	NULL
+};
+
+static const char *const REMEDY_PORTS[] = {
+	"Reuse connections: HTTP keep-alive, and for a proxy upstream",
+	"keepalive with at least as many idle connections as the",
+	"concurrency. Widen net.ipv4.ip_local_port_range (e.g. \"1024",
+	"65535\") or add source addresses. tcp_tw_reuse=1 only raises the",
+	"ceiling to one reuse per port per second (tcp_tw_reuse_delay) and",
+	"needs timestamps on both ends. SO_LINGER with 0 timeout (RST on",
+	"close) where losing TIME_WAIT is acceptable.",
+	NULL
+};
+
+static const char *const REMEDY_TWO[] = {
+	"Raise net.ipv4.tcp_max_tw_buckets (sockets over it close without",
+	"TIME_WAIT protection; each bucket costs a few hundred bytes), or",
+	"cut the rate of short connections with keep-alive.",
+	NULL
+};
+
+static const char *const REMEDY_LISTEN[] = {
+	"Raise net.core.somaxconn and the application's listen backlog (the",
+	"smaller wins: nginx \"listen ... backlog=N\"), and accept faster",
+	"(more workers). For SYN-queue drops raise",
+	"net.ipv4.tcp_max_syn_backlog and keep net.ipv4.tcp_syncookies=1.",
+	NULL
+};
+
+static const char *const REMEDY_CT[] = {
+	"Raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets),",
+	"shorten nf_conntrack_tcp_timeout_time_wait, or exempt the",
+	"benchmark traffic from tracking (nft \"notrack\", iptables -t raw",
+	"-j NOTRACK).",
+	NULL
+};
+
+static const char *const REMEDY_CT_INSERT[] = {
+	"Concurrent connections raced for the same SNAT tuple: use",
+	"MASQUERADE/SNAT with --random-fully (fully random source ports) or",
+	"more SNAT addresses.",
+	NULL
+};
+
+static const char *const REMEDY_IDLE[] = {
+	"Send keepalives more often than the NAT's idle timeout:",
+	"SO_KEEPALIVE with TCP_KEEPIDLE below it, or",
+	"net.ipv4.tcp_keepalive_time (e.g. 300 for a 350 s AWS NAT",
+	"gateway/NLB), or application pings. On a local NAT raise",
+	"nf_conntrack_tcp_timeout_established; drop ct state invalid rather",
+	"than letting those packets reach the socket.",
+	NULL
+};
 
 static uint64_t dm(const struct diag_input *in, const char *name)
 {
@@ -66,8 +92,18 @@ static uint64_t dc(const struct diag_input *in, const char *name)
 	return in->ct ? deltaset_get(in->ct, name) : 0;
 }
 
+/* Join @pieces with spaces into @buf. */
+static void join(char *buf, size_t len, const char *const *pieces)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (; *pieces && o < len; pieces++)
+		o += snprintf(buf + o, len - o, "%s%s", o ? " " : "", *pieces);
+}
+
 static struct finding *add(struct diag_result *r, const char *id,
-			   const char *title, const char *remedy)
+			   const char *title, const char *const *remedy)
 {
 	struct finding *f;
 
@@ -77,7 +113,7 @@ static struct finding *add(struct diag_result *r, const char *id,
 	memset(f, 0, sizeof(*f));
 	f->id = id;
 	snprintf(f->title, sizeof(f->title), "%s", title);
-	f->remedy = remedy;
+	join(f->remedy, sizeof(f->remedy), remedy);
 	return f;
 }
 
@@ -138,6 +174,18 @@ static void note(struct finding *f, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Continue the last note (keeps each source line short). */
+static void more(struct finding *f, const char *text)
+{
+	size_t o;
+
+	if (!f->nnotes)
+		return;
+	o = strlen(f->notes[f->nnotes - 1]);
+	snprintf(f->notes[f->nnotes - 1] + o, sizeof(f->notes[0]) - o, " %s",
+		 text);
+}
+
 static void caveat(struct diag_result *r, const char *s)
 {
 	if (r->ncaveats < DIAG_MAX_NOTES)
@@ -182,11 +230,12 @@ static void name_peers(struct finding *f, const struct diag_input *in,
 
 static void rfc1337_note(struct finding *f, const struct diag_input *in)
 {
-	if (sysctl_get(in->sys, SC_TCP_RFC1337, 0) == 1)
-		note(f, "aggravating: net.ipv4.tcp_rfc1337=1, so the client's "
-			"RST no longer clears the TIME_WAIT socket: each "
-			"rejected SYN becomes a connect() stalled in "
-			"retransmits until TIME_WAIT expires");
+	if (sysctl_get(in->sys, SC_TCP_RFC1337, 0) != 1)
+		return;
+	note(f, "aggravating: net.ipv4.tcp_rfc1337=1, so the client's RST");
+	more(f, "no longer clears the TIME_WAIT socket: each rejected SYN");
+	more(f, "becomes a connect() stalled in retransmits until TIME_WAIT");
+	more(f, "expires");
 }
 
 static void rule_paws(const struct diag_input *in, struct diag_result *r)
@@ -200,7 +249,8 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 		return;
 	f = add(r, "nat_paws", syn ?
 		"PAWS rejected SYNs on TIME_WAIT sockets (clients behind NAT)" :
-		"PAWS rejections on TIME_WAIT sockets", REMEDY_PAWS);
+		"PAWS rejections on TIME_WAIT sockets",
+		REMEDY_PAWS);
 	if (!f)
 		return;
 	ev_delta(f, in, "TwSynPawsRejected", syn);
@@ -210,14 +260,15 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, "TcpExtTCPSynRetrans", dk(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
 	name_peers(f, in, "tw_syn_paws_rejected", false, "syn_paws_rejected");
-	if (f->npeers)
-		note(f, "the SYNs came from %s, most likely a NAT address "
-			"shared by several clients whose timestamp clocks "
-			"differ", f->peers[0].addr);
-	else if (in->module && (in->events_err == -EPERM ||
-				   in->events_err == -EACCES))
-		note(f, "the events file needs CAP_NET_ADMIN: run as root to "
-			"name the NAT address");
+	if (f->npeers) {
+		note(f, "the SYNs came from %s,", f->peers[0].addr);
+		more(f, "most likely a NAT address shared by several clients");
+		more(f, "whose timestamp clocks differ");
+	} else if (in->module && (in->events_err == -EPERM ||
+				  in->events_err == -EACCES)) {
+		note(f, "the events file needs CAP_NET_ADMIN:");
+		more(f, "run as root to name the NAT address");
+	}
 	rfc1337_note(f, in);
 }
 
@@ -230,10 +281,9 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	if (!seq)
 		return;
 	f = add(r, "ts_off_seq", ts_off ?
-		"Timestamps off hide PAWS, but TIME_WAIT still refuses SYNs "
-		"on sequence number" :
-		"TIME_WAIT refuses SYNs on sequence number (peers without "
-		"timestamps)", REMEDY_SEQ);
+		"Timestamps off hide PAWS, but SYNs are still refused on sequence" :
+		"TIME_WAIT refuses SYNs on sequence (peers without timestamps)",
+		REMEDY_SEQ);
 	if (!f)
 		return;
 	ev_delta(f, in, "TwSynSeqRejected", seq);
@@ -250,6 +300,7 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	const struct census_ep *worst = NULL;
 	double share = 0, s;
 	struct finding *f;
+	long long reuse;
 	char name[80];
 	size_t i;
 
@@ -262,8 +313,9 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	}
 	if (!ex && !tup && share < DIAG_PORT_SHARE)
 		return;
-	f = add(r, "port_exhaustion", "Ephemeral port exhaustion "
-		"(connect() finds no free local port)", REMEDY_PORTS);
+	f = add(r, "port_exhaustion",
+		"Ephemeral port exhaustion (connect() finds no free local port)",
+		REMEDY_PORTS);
 	if (!f)
 		return;
 	ev_delta(f, in, "ConnectPortExhausted", ex);
@@ -293,20 +345,21 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	ev_sysctl(f, in, SC_PORT_RANGE_HI);
 	ev_sysctl(f, in, SC_TCP_TW_REUSE);
 	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
+	reuse = sysctl_get(in->sys, SC_TCP_TW_REUSE, 2);
 	if (dm(in, "TwReuseDeniedDisabled") ||
 	    dm(in, "TwReuseDeniedLoopbackOnly"))
-		note(f, "net.ipv4.tcp_tw_reuse=%lld: TIME_WAIT ports are "
-			"reused %s", sysctl_get(in->sys, SC_TCP_TW_REUSE, 2),
-		     sysctl_get(in->sys, SC_TCP_TW_REUSE, 2) == 2 ?
-		     "only over loopback" : "never");
-	if (dm(in, "TwReuseDeniedNoTimestamps"))
-		note(f, "reuse denied for lack of timestamps: tcp_tw_reuse "
-			"needs tcp_timestamps on both ends");
-	if (dm(in, "TwReuseDeniedTooRecent"))
-		note(f, "reuse denied as too recent: at most one reuse per "
-			"port per %lld ms (tcp_tw_reuse_delay), so the "
-			"range caps the connection rate per destination",
+		note(f, "net.ipv4.tcp_tw_reuse=%lld: TIME_WAIT ports are reused %s",
+		     reuse, reuse == 2 ? "only over loopback" : "never");
+	if (dm(in, "TwReuseDeniedNoTimestamps")) {
+		note(f, "reuse denied for lack of timestamps:");
+		more(f, "tcp_tw_reuse needs tcp_timestamps on both ends");
+	}
+	if (dm(in, "TwReuseDeniedTooRecent")) {
+		note(f, "reuse denied as too recent: one reuse per port per %lld",
 		     sysctl_get(in->sys, SC_TCP_TW_REUSE_DELAY, 1000));
+		more(f, "ms (tcp_tw_reuse_delay), so the range caps the");
+		more(f, "connection rate per destination");
+	}
 }
 
 static void rule_tw_overflow(const struct diag_input *in,
@@ -318,8 +371,9 @@ static void rule_tw_overflow(const struct diag_input *in,
 
 	if (!o && !k)
 		return;
-	f = add(r, "tw_overflow", "TIME_WAIT bucket table overflow "
-		"(tcp_max_tw_buckets reached)", REMEDY_TWO);
+	f = add(r, "tw_overflow",
+		"TIME_WAIT bucket table overflow (tcp_max_tw_buckets reached)",
+		REMEDY_TWO);
 	if (!f)
 		return;
 	ev_delta(f, in, "TwOverflow", o);
@@ -341,8 +395,9 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 
 	if (!ov && !kov && !kdr && !syn)
 		return;
-	f = add(r, "accept_queue", "Listen queue overflow (accept queue or "
-		"SYN queue full)", REMEDY_LISTEN);
+	f = add(r, "accept_queue",
+		"Listen queue overflow (accept queue or SYN queue full)",
+		REMEDY_LISTEN);
 	if (!f)
 		return;
 	ev_delta(f, in, "ListenOverflow", ov);
@@ -378,10 +433,10 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 		e->b = mb;
 		if (mb != TBL_NONE && in->sys->have[SC_SOMAXCONN] &&
 		    (long long)mb == in->sys->v[SC_SOMAXCONN])
-			note(f, "%s:%llu: its backlog %llu is capped by "
-				"net.core.somaxconn", t->rows[i].key,
+			note(f, "%s:%llu: its backlog %llu is capped by %s",
+			     t->rows[i].key,
 			     (unsigned long long)table_get(t, i, "port"),
-			     (unsigned long long)mb);
+			     (unsigned long long)mb, "net.core.somaxconn");
 	}
 }
 
@@ -397,8 +452,8 @@ static void rule_conntrack(const struct diag_input *in,
 	struct finding *f;
 
 	if (full || drop || early || filled) {
-		f = add(r, "conntrack_full", "Conntrack table full (new flows "
-			"dropped)", REMEDY_CT);
+		f = add(r, "conntrack_full",
+			"Conntrack table full (new flows dropped)", REMEDY_CT);
 		if (f) {
 			ev_delta(f, in, "ConntrackTableFull", full);
 			ev_delta(f, in, "conntrack drop", drop);
@@ -412,8 +467,9 @@ static void rule_conntrack(const struct diag_input *in,
 		}
 	}
 	if (ins) {
-		f = add(r, "conntrack_insert_failed", "Conntrack insert "
-			"failures (SNAT tuple clashes)", REMEDY_CT_INSERT);
+		f = add(r, "conntrack_insert_failed",
+			"Conntrack insert failures (SNAT tuple clashes)",
+			REMEDY_CT_INSERT);
 		if (f) {
 			ev_delta(f, in, "ConntrackInsertFailed",
 				 dm(in, "ConntrackInsertFailed"));
@@ -431,8 +487,8 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 
 	if ((!rst && !er) || ka <= DIAG_NAT_IDLE_S)
 		return;
-	f = add(r, "nat_idle_reset", "Established connections reset; "
-		"keepalive is slower than common NAT idle timeouts",
+	f = add(r, "nat_idle_reset",
+		"Established connections reset; keepalive slower than NAT idle timeouts",
 		REMEDY_IDLE);
 	if (!f)
 		return;
@@ -441,9 +497,10 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, "conntrack invalid", dc(in, "invalid"));
 	ev_sysctl(f, in, SC_TCP_KEEPALIVE_TIME);
 	ev_sysctl(f, in, SC_NF_CT_TCP_TIMEOUT_ESTABLISHED);
-	note(f, "tcp_keepalive_time=%lld s exceeds the %d s idle timeout of "
-		"AWS NAT gateways and NLBs: an idle flow is forgotten and its "
-		"next segment answered with a RST", ka, DIAG_NAT_IDLE_S);
+	note(f, "tcp_keepalive_time=%lld s exceeds the %d s idle timeout of",
+	     ka, DIAG_NAT_IDLE_S);
+	more(f, "AWS NAT gateways and NLBs: an idle flow is forgotten and");
+	more(f, "its next segment answered with a RST");
 }
 
 void diagnose_run(const struct diag_input *in, struct diag_result *r)
@@ -457,9 +514,7 @@ void diagnose_run(const struct diag_input *in, struct diag_result *r)
 	rule_conntrack(in, r);
 	rule_idle(in, r);
 	if (!in->module)
-		caveat(r, "tcptw.ko not loaded: SYNs refused on sequence "
-			  "number, port exhaustion and per-peer attribution "
-			  "are invisible; only kernel MIBs were checked");
+		caveat(r, "tcptw.ko not loaded: only kernel MIBs were checked");
 	if (!in->census)
 		caveat(r, "no socket census: port-range share not checked");
 	if (!in->ct)

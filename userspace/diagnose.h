@@ -58,7 +58,7 @@ struct finding {
 	const char *peers_from;	/* "events" or "peers" */
 	char notes[DIAG_MAX_NOTES][240];
 	int nnotes;
-	const char *remedy;
+	char remedy[720];
 };
 
 struct diag_result {

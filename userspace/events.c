@@ -55,7 +55,9 @@ int event_parse_line(const char *line, struct tcptw_event *ev)
 		return -EINVAL;
 	strcpy(buf, line);
 	memset(ev, 0, sizeof(*ev));
-	ev->age_ms = ev->tsval = ev->ts_recent = EV_NONE;
+	ev->age_ms = EV_NONE;
+	ev->tsval = EV_NONE;
+	ev->ts_recent = EV_NONE;
 	strcpy(ev->reason, "-");
 
 	tok = strtok_r(buf, " \t\r\n", &save);

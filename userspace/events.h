@@ -45,6 +45,7 @@ struct peer_count {
 	char addr[48];
 	uint64_t n;
 };
+
 size_t events_top(const struct event_list *l, const char *name, bool use_dst,
 		  struct peer_count *top, size_t max);
 

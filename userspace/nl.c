@@ -129,8 +129,10 @@ void census_free(struct census *c)
 {
 	free(c->remote);
 	free(c->local);
-	c->remote = c->local = NULL;
-	c->nremote = c->nlocal = 0;
+	c->remote = NULL;
+	c->local = NULL;
+	c->nremote = 0;
+	c->nlocal = 0;
 }
 
 struct walk {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
-#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 
@@ -107,9 +106,9 @@ void out_u64(struct out *o, const char *key, const char *fmt, uint64_t v)
 {
 	if (o->json) {
 		json_key(o, key);
-		fprintf(o->f, "%" PRIu64, v);
+		fprintf(o->f, "%llu", (unsigned long long)v);
 	} else if (fmt) {
-		fprintf(o->f, fmt, v);
+		fprintf(o->f, fmt, (unsigned long long)v);
 	}
 }
 
@@ -117,9 +116,9 @@ void out_s64(struct out *o, const char *key, const char *fmt, int64_t v)
 {
 	if (o->json) {
 		json_key(o, key);
-		fprintf(o->f, "%" PRId64, v);
+		fprintf(o->f, "%lld", (long long)v);
 	} else if (fmt) {
-		fprintf(o->f, fmt, v);
+		fprintf(o->f, fmt, (long long)v);
 	}
 }
 

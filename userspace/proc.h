@@ -21,4 +21,8 @@ bool tcptw_module_loaded(void);
 
 #define TCPTW_DIR "net/tcptw"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 #endif /* _TCPTW_PROC_H */

@@ -2,7 +2,6 @@
 /* Copyright (C) 2026 The tcptw authors. */
 #include <ctype.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +42,16 @@ void prom_escape(char *buf, size_t len, const char *s)
 	buf[o] = '\0';
 }
 
+/* c[i], a capital, starts a word: after a lower case letter or digit,
+ * or as the last capital of a run followed by lower case (RSTReceived).
+ */
+static bool word_start(const char *c, size_t i)
+{
+	unsigned char prev = c[i - 1], next = c[i + 1];
+
+	return islower(prev) || isdigit(prev) || (isupper(prev) && islower(next));
+}
+
 void prom_snake(char *buf, size_t len, const char *c)
 {
 	size_t o = 0, i;
@@ -55,9 +64,7 @@ void prom_snake(char *buf, size_t len, const char *c)
 			continue;
 		}
 		/* a capital after a lower case letter or digit starts a word */
-		if (isupper(ch) && i > 0 && (islower((unsigned char)c[i - 1]) ||
-		    (isupper((unsigned char)c[i - 1]) &&
-		     islower((unsigned char)c[i + 1]))))
+		if (isupper(ch) && i > 0 && word_start(c, i))
 			buf[o++] = '_';
 		buf[o++] = tolower(ch);
 	}
@@ -106,7 +113,7 @@ static void addu(struct prom *p, const char *family, const char *type,
 {
 	char val[32];
 
-	snprintf(val, sizeof(val), "%" PRIu64, v);
+	snprintf(val, sizeof(val), "%llu", (unsigned long long)v);
 	if (labels)
 		add(p, family, NULL, type, help, val, "%s", labels);
 	else
@@ -164,8 +171,8 @@ static void tables(struct prom *p, const struct snapshot *s)
 		const struct table *t = &s->peers;
 
 		prom_escape(esc, sizeof(esc), t->rows[r].key);
-		snprintf(lab, sizeof(lab), "peer=\"%s\",port=\"%" PRIu64 "\"",
-			 esc, table_get(t, r, "port"));
+		snprintf(lab, sizeof(lab), "peer=\"%s\",port=\"%llu\"",
+			 esc, (unsigned long long)table_get(t, r, "port"));
 		for (c = 1; c < t->ncols; c++) {
 			if (!strcmp(t->cols[c], "port") ||
 			    !strncmp(t->cols[c], "last_", 5) ||
@@ -182,8 +189,8 @@ static void tables(struct prom *p, const struct snapshot *s)
 		bool gauge;
 
 		prom_escape(esc, sizeof(esc), t->rows[r].key);
-		snprintf(lab, sizeof(lab), "addr=\"%s\",port=\"%" PRIu64 "\"",
-			 esc, table_get(t, r, "port"));
+		snprintf(lab, sizeof(lab), "addr=\"%s\",port=\"%llu\"",
+			 esc, (unsigned long long)table_get(t, r, "port"));
 		for (c = 1; c < t->ncols; c++) {
 			if (!strcmp(t->cols[c], "port") ||
 			    !strncmp(t->cols[c], "last_", 5) ||
@@ -199,7 +206,7 @@ static void tables(struct prom *p, const struct snapshot *s)
 	}
 }
 
-static void hist(struct prom *p, const struct table *t)
+static void age_hist(struct prom *p, const struct table *t)
 {
 	char val[32], le[32], esc[100];
 	uint64_t cum, bound;
@@ -215,14 +222,14 @@ static void hist(struct prom *p, const struct table *t)
 			if (bound == TBL_NONE)
 				snprintf(le, sizeof(le), "+Inf");
 			else
-				snprintf(le, sizeof(le), "%" PRIu64, bound);
-			snprintf(val, sizeof(val), "%" PRIu64, cum);
+				snprintf(le, sizeof(le), "%llu",
+					 (unsigned long long)bound);
+			snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
 			add(p, "tcptw_tw_age_ms", "_bucket", "histogram",
-			    "age of the TIME_WAIT socket involved, ms (no _sum:"
-			    " the module keeps buckets only)", val,
+			    "TIME_WAIT age in ms (buckets only, no _sum)", val,
 			    "hist=\"%s\",le=\"%s\"", esc, le);
 		}
-		snprintf(val, sizeof(val), "%" PRIu64, cum);
+		snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
 		add(p, "tcptw_tw_age_ms", "_count", "histogram", NULL, val,
 		    "hist=\"%s\"", esc);
 	}
@@ -237,8 +244,8 @@ static void census(struct prom *p, const struct census *c)
 	for (st = 0; st < CS_NR; st++) {
 		snprintf(lab, sizeof(lab), "state=\"%s\"",
 			 census_state_name(st));
-		addu(p, "tcptw_sockets", "gauge", "TCP sockets by state "
-		     "(sock_diag)", c->total[st], lab);
+		addu(p, "tcptw_sockets", "gauge",
+		     "TCP sockets by state (sock_diag)", c->total[st], lab);
 	}
 	/* top destinations only: bounded label cardinality */
 	for (i = 0; i < c->nremote && i < 20; i++) {
@@ -246,12 +253,12 @@ static void census(struct prom *p, const struct census *c)
 		snprintf(lab, sizeof(lab), "destination=\"%s:%u\"", esc,
 			 c->remote[i].port);
 		addu(p, "tcptw_ephemeral_ports_in_use", "gauge",
-		     "local ports of ip_local_port_range held against one "
-		     "destination", c->remote[i].ephemeral, lab);
+		     "local ports of the ephemeral range used for a destination",
+		     c->remote[i].ephemeral, lab);
 		snprintf(val, sizeof(val), "%.6f",
 			 census_share(c, &c->remote[i]));
 		add(p, "tcptw_ephemeral_port_share", NULL, "gauge",
-		    "share of ip_local_port_range held against one destination",
+		    "share of the ephemeral range used for a destination",
 		    val, "%s", lab);
 	}
 }
@@ -300,8 +307,9 @@ int prom_write(FILE *f, const struct snapshot *s, const char *netns)
 		for (i = 0; i < s->ct.stats.n; i++) {
 			snprintf(fam, sizeof(fam), "tcptw_conntrack_%s_total",
 				 s->ct.stats.v[i].name);
-			addu(&p, fam, "counter", "conntrack statistic, summed "
-			     "over CPUs", s->ct.stats.v[i].val, NULL);
+			addu(&p, fam, "counter",
+			     "conntrack statistic, summed over CPUs",
+			     s->ct.stats.v[i].val, NULL);
 		}
 	}
 	for (id = 0; id < SC_NR; id++) {
@@ -314,7 +322,7 @@ int prom_write(FILE *f, const struct snapshot *s, const char *netns)
 		census(&p, &s->census);
 	tables(&p, s);
 	if (!s->hist_err)
-		hist(&p, &s->hist);
+		age_hist(&p, &s->hist);
 	if (!p.err)
 		emit(f, &p);
 	free(p.v);

@@ -14,7 +14,7 @@
  * labelled netns="...".
  */
 int prom_write(FILE *f, const struct snapshot *s, const char *netns);
-/* A label value escaped (\\, \", \n) into @buf. */
+/* A label value escaped into @buf: backslash, double quote, newline. */
 void prom_escape(char *buf, size_t len, const char *s);
 /* TwSynPawsRejected -> tw_syn_paws_rejected. */
 void prom_snake(char *buf, size_t len, const char *camel);

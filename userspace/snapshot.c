@@ -31,7 +31,7 @@ bool mib_relevant(const char *name)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return true;
 	return false;
@@ -87,8 +87,10 @@ int snapshot_take(struct snapshot *s, unsigned int what)
 				census_collect(&s->census);
 		s->have_census = !s->census_err;
 	}
-	s->events_err = s->peers_err = s->listeners_err = s->hist_err =
-		-ENOENT;
+	s->events_err = -ENOENT;
+	s->peers_err = -ENOENT;
+	s->listeners_err = -ENOENT;
+	s->hist_err = -ENOENT;
 	if ((what & SNAP_TABLES) && s->module) {
 		buf = tcptw_read(TCPTW_DIR "/events", NULL);
 		if (buf) {
@@ -195,8 +197,11 @@ int snapshot_load(struct snapshot *s, const char *path)
 	s->module = s->mod.n > 0;
 	s->have_ct = s->ct.stats.n > 0;
 	s->ct.have_stats = s->have_ct;
-	s->census_err = s->events_err = s->peers_err = -ENOENT;
-	s->listeners_err = s->hist_err = -ENOENT;
+	s->census_err = -ENOENT;
+	s->events_err = -ENOENT;
+	s->peers_err = -ENOENT;
+	s->listeners_err = -ENOENT;
+	s->hist_err = -ENOENT;
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cmds.h"
 #include "netns.h"
+#include "proc.h"
 
 #ifndef TCPTW_VERSION
 #define TCPTW_VERSION "unknown"
@@ -36,42 +37,43 @@ static const struct command {
 	{ "export", cmd_export, O_NETNS | O_PROM },
 };
 
-static void usage(FILE *f)
+static const char usage_text[] =
+	"Usage: tcptw COMMAND [OPTIONS]\n"
+	"TIME_WAIT, PAWS, port-exhaustion, listen-queue and conntrack counters\n"
+	"of one network namespace, from tcptw.ko and the kernel's own MIBs.\n"
+	"\n"
+	"Commands:\n"
+	"  stat       [-j] [--netns NAME|--pid PID]    counters, MIBs, conntrack, sysctls\n"
+	"  watch      [-i SEC] [-c COUNT] [-j]         per-interval deltas and rates\n"
+	"  sockets    [-j]                             sock_diag census per endpoint\n"
+	"  events     [-f] [-j]                        the module's recent decisions\n"
+	"  peers      [-j]                             per remote endpoint table\n"
+	"  listeners  [-j]                             per listening socket table\n"
+	"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
+	"                                              name the causes with evidence\n"
+	"  export     --prometheus                     Prometheus text exposition\n"
+	"\n"
+	"Options:\n"
+	"  -j, --json               one JSON object per sample (an array for tables)\n"
+	"  -n, --netns NAME         run in the netns /run/netns/NAME\n"
+	"  -p, --pid PID            run in the netns of process PID\n"
+	"  -i, --interval SEC       watch interval (default 1)\n"
+	"  -c, --count COUNT        watch: stop after COUNT intervals\n"
+	"  -f, --follow             events: keep printing new events\n"
+	"  -s, --since SEC          diagnose: sampling window (default 5)\n"
+	"  -b, --baseline FILE      diagnose: compare with a saved baseline\n"
+	"  -S, --save-baseline FILE diagnose: save the counters for a later run\n"
+	"  -P, --prometheus         export: Prometheus text format\n"
+	"  -h, --help               this help\n"
+	"  -V, --version            the version\n"
+	"\n"
+	"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
+	"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
+	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's own\n";
+
+static void print_usage(FILE *f)
 {
-	fprintf(f,
-"Usage: tcptw COMMAND [OPTIONS]\n"
-"TIME_WAIT, PAWS, port-exhaustion, listen-queue and conntrack counters\n"
-"of one network namespace, from tcptw.ko and the kernel's own MIBs.\n"
-"\n"
-"Commands:\n"
-"  stat       [-j] [--netns NAME|--pid PID]    counters, MIBs, conntrack, sysctls\n"
-"  watch      [-i SEC] [-c COUNT] [-j]         per-interval deltas and rates\n"
-"  sockets    [-j]                             sock_diag census per endpoint\n"
-"  events     [-f] [-j]                        the module's recent decisions\n"
-"  peers      [-j]                             per remote endpoint table\n"
-"  listeners  [-j]                             per listening socket table\n"
-"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
-"                                              name the causes with evidence\n"
-"  export     --prometheus                     Prometheus text exposition\n"
-"\n"
-"Options:\n"
-"  -j, --json               one JSON object per sample (an array for tables)\n"
-"  -n, --netns NAME         run in the netns /run/netns/NAME\n"
-"  -p, --pid PID            run in the netns of process PID\n"
-"  -i, --interval SEC       watch interval (default 1)\n"
-"  -c, --count COUNT        watch: stop after COUNT intervals\n"
-"  -f, --follow             events: keep printing new events\n"
-"  -s, --since SEC          diagnose: sampling window (default 5)\n"
-"  -b, --baseline FILE      diagnose: compare with a saved baseline\n"
-"  -S, --save-baseline FILE diagnose: save the counters for a later run\n"
-"  -P, --prometheus         export: Prometheus text format\n"
-"  -h, --help               this help\n"
-"  -V, --version            the version\n"
-"\n"
-"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
-"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
-"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's own\n"
-"MIBs, sysctls and conntrack and says how to load the module.\n");
+	fputs(usage_text, f);
 }
 
 static int bad_usage(const char *fmt, const char *arg)
@@ -79,7 +81,7 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, "tcptw: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
-	usage(stderr);
+	print_usage(stderr);
 	return EXIT_USAGE;
 }
 
@@ -175,13 +177,13 @@ int main(int argc, char **argv)
 			seen |= O_PROM;
 			break;
 		case 'h':
-			usage(stdout);
+			print_usage(stdout);
 			return EXIT_OK;
 		case 'V':
 			printf("tcptw %s\n", TCPTW_VERSION);
 			return EXIT_OK;
 		default:
-			usage(stderr);
+			print_usage(stderr);
 			return EXIT_USAGE;
 		}
 	}
@@ -189,7 +191,7 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "no command given");
 	if (optind + 1 < argc)
 		return bad_usage("unexpected argument: %s", argv[optind + 1]);
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
 		if (!strcmp(argv[optind], commands[i].name))
 			cmd = &commands[i];
 	if (!cmd)
