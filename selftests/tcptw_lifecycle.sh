@@ -250,7 +250,7 @@ test_reload()
 			timeout 30 "$TRAFFIC" client \
 				--connect $SRV_ADDR:$SRV_PORT --count 21 \
 				--netns "$(nspath "$c1"),$(nspath "$c2")" \
-				--barrier --timeout 20 \
+				--barrier --timeout 20 --verbose \
 				>"$TMPDIR_T/reload.client.$i.json"
 		done
 	) &
@@ -277,6 +277,10 @@ test_reload()
 		[ -e "$out" ] || continue
 		a=$((a + $(json_get "$out" attempts)))
 		b=$((b + $(json_get "$out" ok)))
+		if [ "$(json_get "$out" failed)" != 0 ]; then
+			diag "${out##*/}: $(sed 's/,"per_connect".*/}/' "$out")"
+			diag "  failed: $(grep -o '{[^{}]*"err":"[A-Z][^{}]*}' "$out" | tr '\n' ' ')"
+		fi
 	done
 	diag "background traffic: $b of $a connections ok"
 	check_gt "background connections" "$a" 0
