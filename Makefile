@@ -62,7 +62,10 @@ ifdef KDIR
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 endif
 
+# Not kbuild's clean: with M=$(CURDIR) it deletes every *.ko below the repo,
+# the fetched kernels' modules in .cache/ included.
 clean:
-	$(if $(KDIR),$(MAKE) -C $(KDIR) M=$(CURDIR) clean,rm -f kmod/*.o kmod/.*.cmd *.ko *.mod *.mod.c *.o .*.cmd modules.order Module.symvers)
+	rm -f kmod/*.o kmod/.*.cmd kmod/compat/.*.cmd *.ko *.mod *.mod.c *.o \
+		.*.cmd modules.order Module.symvers
 	$(MAKE) -C userspace clean
 	$(MAKE) -C selftests clean
