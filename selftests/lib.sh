@@ -399,6 +399,22 @@ probe_state()
 		2>/dev/null
 }
 
+# probe_gate PROBE... : in a test function, before anything is set up:
+# false (and the test marked skipped) if the module reports one of the
+# hooks the test depends on as "absent" on this kernel.
+probe_gate()
+{
+	local p
+
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	for p in "$@"; do
+		if [ "$(probe_state "$p")" = absent ]; then
+			skip_test "probe $p absent on this kernel"
+			return 1
+		fi
+	done
+}
+
 require_traffic()
 {
 	if [ ! -x "$TRAFFIC" ]; then

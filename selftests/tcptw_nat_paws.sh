@@ -217,6 +217,10 @@ test_main()
 	local k
 
 	test_begin "main: server closes first, clients alternate behind 1 NAT port"
+	if ! probe_gate tcp_timewait_state_process; then
+		log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
+		return
+	fi
 	CLOSE_FIRST=server CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario main || {
 		nat_topo_cleanup
 		log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
@@ -282,6 +286,10 @@ test_main()
 test_clients_close_first()
 {
 	test_begin "control a: clients close first"
+	if ! probe_gate tcp_timewait_state_process inet_twsk_alloc; then
+		log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
+		return
+	fi
 	CLOSE_FIRST=client CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario ctl_a || {
 		nat_topo_cleanup
 		log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
@@ -306,6 +314,10 @@ test_clients_close_first()
 test_clients_ts2()
 {
 	test_begin "control b: clients tcp_timestamps=2 (no random offset)"
+	if ! probe_gate tcp_timewait_state_process tcp_conn_request; then
+		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
+		return
+	fi
 	# 2 ms apart so that TSval always advances (pitfall 8).
 	CLOSE_FIRST=server CLI_TS=2 SRV_TS=1 GAP_MS=2 run_scenario ctl_b || {
 		nat_topo_cleanup
@@ -331,6 +343,10 @@ test_clients_ts2()
 test_srv_ts0()
 {
 	test_begin "control c: srv tcp_timestamps=0"
+	if ! probe_gate tcp_timewait_state_process; then
+		log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
+		return
+	fi
 	CLOSE_FIRST=server CLI_TS=1 SRV_TS=0 GAP_MS=0 run_scenario ctl_c || {
 		nat_topo_cleanup
 		log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
