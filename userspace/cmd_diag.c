@@ -190,6 +190,41 @@ static void print_evidence(struct out *o, const struct evidence *e)
 	out_obj_close(o);
 }
 
+/*
+ * Plain: @text after @label, word-wrapped at 78 columns and indented under
+ * its first line. JSON: the string as is.
+ */
+static void print_wrapped(struct out *o, const char *key, const char *label,
+			  const char *text)
+{
+	int col, indent = (int)strlen(label), len;
+	const char *p = text, *sp;
+
+	if (o->json) {
+		out_str(o, key, NULL, text);
+		return;
+	}
+	fputs(label, o->f);
+	col = indent;
+	while (*p) {
+		sp = strchr(p, ' ');
+		len = sp ? (int)(sp - p) : (int)strlen(p);
+		if (col > indent && col + 1 + len > 78) {
+			fprintf(o->f, "\n%*s", indent, "");
+			col = indent;
+		} else if (col > indent) {
+			fputc(' ', o->f);
+			col++;
+		}
+		fprintf(o->f, "%.*s", len, p);
+		col += len;
+		p += len;
+		while (*p == ' ')
+			p++;
+	}
+	fputc('\n', o->f);
+}
+
 static void print_finding(struct out *o, const struct finding *f)
 {
 	int i;
@@ -216,9 +251,9 @@ static void print_finding(struct out *o, const struct finding *f)
 	out_arr_close(o);
 	out_arr_open(o, "notes");
 	for (i = 0; i < f->nnotes; i++)
-		out_str(o, NULL, "  note: %s\n", f->notes[i]);
+		print_wrapped(o, NULL, "  note: ", f->notes[i]);
 	out_arr_close(o);
-	out_str(o, "remedy", "  remedy: %s\n", f->remedy);
+	print_wrapped(o, "remedy", "  remedy: ", f->remedy);
 	out_obj_close(o);
 }
 
@@ -298,9 +333,11 @@ int cmd_diagnose(const struct opts *opt)
 	for (i = 0; i < r->n; i++)
 		print_finding(&o, &r->f[i]);
 	out_arr_close(&o);
-	if (!r->n)
-		out_text(&o, "\nno evidence of: %s\n",
-			 "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops, NAT idle resets");
+	if (!r->n && !o.json) {
+		out_text(&o, "\n");
+		print_wrapped(&o, NULL, "no evidence of: ",
+			      "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops, NAT idle resets");
+	}
 	out_arr_open(&o, "caveats");
 	for (i = 0; i < r->ncaveats; i++)
 		out_str(&o, NULL, "caveat: %s\n", r->caveats[i]);

@@ -274,10 +274,10 @@ static void print_eps(struct out *o, const char *key,
 	size_t i;
 
 	out_arr_open(o, key);
-	out_text(o, "%-40s %8s %8s %8s %8s %8s\n",
+	out_text(o, "%-40s %8s %8s %8s %8s%s\n",
 		 remote ? "remote endpoint" : "local port", "estab",
 		 "timewait", "synrecv", "synsent",
-		 remote ? "range%" : "");
+		 remote ? "   range%" : "");
 	for (i = 0; i < n; i++) {
 		char ep[64];
 

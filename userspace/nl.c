@@ -84,8 +84,11 @@ int census_add(struct census *c, int tcp_state, uint16_t lport,
 	if (!ep)
 		return -ENOMEM;
 	ep->n[s]++;
-	if (lport >= c->port_lo && lport <= c->port_hi && c->port_hi)
+	/* client side: counted per destination, not per local port */
+	if (lport >= c->port_lo && lport <= c->port_hi && c->port_hi) {
 		ep->ephemeral++;
+		return 0;
+	}
 	ep = ep_get(&c->local, &c->nlocal, "*", lport);
 	if (!ep)
 		return -ENOMEM;

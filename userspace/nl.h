@@ -8,9 +8,10 @@
 
 /*
  * Socket census over NETLINK_SOCK_DIAG: TIME_WAIT, ESTABLISHED, SYN-RECV and
- * SYN-SENT sockets per remote endpoint and per local port, and per remote
- * endpoint the number of sockets whose local port is in the ephemeral range
- * (each holds one port of the range against that destination).
+ * SYN-SENT sockets per remote endpoint and per local port outside the
+ * ephemeral range (the services), and per remote endpoint the number of
+ * sockets whose local port is in the ephemeral range (each holds one port
+ * of the range against that destination).
  */
 enum census_state { CS_ESTAB, CS_SYN_SENT, CS_SYN_RECV, CS_TIME_WAIT,
 		    CS_OTHER, CS_NR };

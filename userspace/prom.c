@@ -299,13 +299,13 @@ int prom_write(FILE *f, const struct snapshot *s, const char *netns)
 	mib_counters(&p, &s->mib);
 	if (s->have_ct) {
 		if (s->ct.have_count)
-			addu(&p, "tcptw_conntrack_entries", "gauge",
+			addu(&p, "tcptw_nf_conntrack_entries", "gauge",
 			     "conntrack entries", s->ct.count, NULL);
 		if (s->ct.have_max)
-			addu(&p, "tcptw_conntrack_max", "gauge",
+			addu(&p, "tcptw_nf_conntrack_max", "gauge",
 			     "nf_conntrack_max", s->ct.max, NULL);
 		for (i = 0; i < s->ct.stats.n; i++) {
-			snprintf(fam, sizeof(fam), "tcptw_conntrack_%s_total",
+			snprintf(fam, sizeof(fam), "tcptw_nf_conntrack_%s_total",
 				 s->ct.stats.v[i].name);
 			addu(&p, fam, "counter",
 			     "conntrack statistic, summed over CPUs",

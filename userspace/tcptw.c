@@ -204,8 +204,9 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "export needs --prometheus");
 	if (o.baseline && (seen & O_SINCE))
 		return bad_usage("%s", "--baseline and --since exclude each other");
+	/* --save-baseline alone records now and exits; else sample 5 s */
 	if (cmd->run == cmd_diagnose && o.since < 0)
-		o.since = 5;
+		o.since = o.save_baseline && !o.baseline ? 0 : 5;
 
 	if (o.netns || o.pid) {
 		err = o.netns ? netns_enter_name(o.netns) :
