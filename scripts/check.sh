@@ -126,7 +126,7 @@ fi
 
 for k in "${kernels[@]}"; do
 	begin "kernel $k"
-	if ! builder=$(scripts/kernels.sh builder "$k" 2>"$LOGS/fetch-$k.log"); then
+	if ! scripts/kernels.sh builder "$k" >/dev/null 2>"$LOGS/fetch-$k.log"; then
 		fail "unknown kernel $k"
 		end
 		continue
@@ -134,11 +134,6 @@ for k in "${kernels[@]}"; do
 	if ! scripts/kernels.sh fetch "$k" >>"$LOGS/fetch-$k.log" 2>&1; then
 		fail "fetch $k (log $LOGS/fetch-$k.log)"
 		show_tail 10 "$LOGS/fetch-$k.log"
-		end
-		continue
-	fi
-	if [ "$builder" != host ]; then
-		skip "build and selftests" "kernels.sh builder '$builder' is not available on this host"
 		end
 		continue
 	fi

@@ -10,25 +10,29 @@
 #   kernels.sh kdir K            headers build dir of K       (needs a fetch)
 #   kernels.sh image K           vmlinuz of K                 (needs a fetch)
 #   kernels.sh makeflags K       extra make args to build modules for K
-#   kernels.sh builder K         "host" or why K can't be built here
+#   kernels.sh builder K         how to build modules for K: host | chroot:SUITE
 #
 # Adding a kernel is one row in the table below. Versions are never hard
 # coded: the newest linux-image-amd64 of the suite whose version matches the
 # glob is taken at fetch time, and its Depends name the ABI (uname -r).
 set -euo pipefail
 
-# name  suite               version  builder  image packages (@R@ = uname -r, comma separated)        image path inside the prefix          makeflags (- = none)
+# name  suite               version  builder     image packages (@R@ = uname -r, comma separated)          image path inside the prefix          makeflags (- = none)
 KERNEL_TABLE='
-5.10    bullseye            5.10.*   host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      CC=gcc-12
-6.1     bookworm            6.1.*    host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      -
-6.12    bookworm-backports  6.12.*   host     linux-image-@R@-unsigned                                boot/vmlinuz-@R@                      -
-7.2     sid                 7.2.*    sid-gcc  linux-base-@R@,linux-binary-unsigned-@R@,linux-modules-@R@  usr/lib/modules/@R@/vmlinuz.unsigned  -
+5.10    bullseye            5.10.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      CC=gcc-12
+6.1     bookworm            6.1.*    host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -
+6.12    bookworm-backports  6.12.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -
+7.2     sid                 7.2.*    chroot:sid  linux-base-@R@,linux-binary-unsigned-@R@,linux-modules-@R@ usr/lib/modules/@R@/vmlinuz.unsigned  -
 '
 # Notes per row (kept out of the code on purpose):
 # 5.10: headers' .kernelvariables say gcc-10 (bullseye only); gcc-12 works.
 # 6.12: headers ship a BTF vmlinux, so module builds need pahole (deps.sh).
-# 7.2:  kbuild binaries need glibc 2.38 and the headers gcc-16: a bookworm
-#       host can fetch and boot it, but cannot build modules for it.
+# 7.2:  kbuild binaries need glibc 2.38 and the headers gcc-16, so a bookworm
+#       host boots the fetched image but builds modules in a sid chroot
+#       (builder chroot:sid, see build-kmod.sh).
+# builder: host = make on this machine; chroot:SUITE = make inside a
+#       debootstrapped SUITE chroot in .cache/chroots/ with the headers
+#       apt-installed there (never on the host).
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
