@@ -9,7 +9,7 @@
 #include <linux/rcupdate.h>
 
 #include "pernet.h"
-#include "peers.h"
+#include "table.h"
 #include "proc.h"
 
 unsigned int tcptw_net_id __read_mostly;
@@ -38,7 +38,8 @@ void tcptw_state_reset(struct tcptw_state *st)
 		WRITE_ONCE(st->base[i],
 			   READ_ONCE(st->base[i]) + tcptw_slot_sum(st, i));
 	tcptw_ring_reset(st->ring);
-	tcptw_peers_reset(st->peers);
+	tcptw_table_reset(st->peers);
+	tcptw_table_reset(st->listeners);
 	mutex_unlock(&st->reset_lock);
 }
 
@@ -50,7 +51,8 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 
 static void state_free(struct tcptw_state *st)
 {
-	tcptw_peers_free(st->peers);
+	tcptw_table_free(st->listeners);
+	tcptw_table_free(st->peers);
 	tcptw_ring_free(st->ring);
 	free_percpu(st->pcpu);
 	kfree(st);
@@ -77,8 +79,9 @@ static int __net_init tcptw_net_init(struct net *net)
 	st->ring = tcptw_ring_alloc();
 	if (!st->ring)
 		goto err_free_state;
-	st->peers = tcptw_peers_alloc();
-	if (!st->peers)
+	st->peers = tcptw_table_alloc(tcptw_peer_table_size);
+	st->listeners = tcptw_table_alloc(tcptw_listener_table_size);
+	if (!st->peers || !st->listeners)
 		goto err_free_state;
 	err = tcptw_proc_net_init(net);
 	if (err)

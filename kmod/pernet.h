@@ -21,7 +21,7 @@ struct tcptw_pcpu {
 	u64 slot[TCPTW_NR_SLOTS];
 };
 
-struct tcptw_peers;
+struct tcptw_table;
 
 /*
  * Lives as long as the netns is registered with us; freed after an RCU
@@ -35,7 +35,8 @@ struct tcptw_state {
 	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;
 	struct tcptw_ring *ring;
-	struct tcptw_peers *peers;
+	struct tcptw_table *peers;
+	struct tcptw_table *listeners;
 	struct rcu_head rcu;
 };
 

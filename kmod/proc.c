@@ -12,7 +12,7 @@
 #include <net/net_namespace.h>
 
 #include "pernet.h"
-#include "peers.h"
+#include "table.h"
 #include "probes.h"
 #include "proc.h"
 
@@ -142,6 +142,7 @@ int tcptw_proc_net_init(struct net *net)
 				    NULL) ||
 	    tcptw_events_proc_init(dir) ||
 	    tcptw_peers_proc_init(dir) ||
+	    tcptw_listeners_proc_init(dir) ||
 	    !proc_create_net_single("hist", 0444, dir, hist_show, NULL) ||
 	    !proc_create_net_single("probes", 0444, dir, probes_show, NULL) ||
 	    !proc_create_net_single_write("control", 0222, dir, control_show,

@@ -27,7 +27,7 @@
 #include <net/ipv6.h>
 
 #include "pernet.h"
-#include "peers.h"
+#include "table.h"
 #include "probes.h"
 #include "tuple.h"
 #include "twage.h"
@@ -129,17 +129,17 @@ static int twsk_unique_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (granted) {
 		tcptw_inc(st, TCPTW_TW_REUSE_GRANTED);
 		tcptw_hist_add(st, TCPTW_HIST_REUSE_GRANTED, c->ev.age_ms);
-		tcptw_peers_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
-				c->ev.t.dport, TCPTW_PEER_REUSE_GRANTED);
+		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
+				c->ev.t.dport, TCPTW_PEER_REUSE_GRANTED, 0, 0);
 		c->ev.type = TCPTW_EV_TW_REUSE_GRANTED;
 		tcptw_emit(st, &c->ev);
 	} else if (c->reason != TCPTW_REUSE_OK) {
 		/* else: lost a race with the socket's destruction */
 		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + c->reason - 1);
 		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, c->ev.age_ms);
-		tcptw_peers_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
+		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
 				c->ev.t.dport,
-				TCPTW_PEER_DENIED_DISABLED + c->reason - 1);
+				TCPTW_PEER_DENIED_DISABLED + c->reason - 1, 0, 0);
 		c->ev.type = TCPTW_EV_TW_REUSE_DENIED;
 		c->ev.reason = c->reason;
 		tcptw_emit(st, &c->ev);
@@ -187,10 +187,10 @@ static int hash_connect_ret(struct kretprobe_instance *ri,
 	if (st) {
 		tcptw_inc(st, c->bound ? TCPTW_CONNECT_TUPLE_IN_USE :
 			  TCPTW_CONNECT_PORT_EXHAUSTED);
-		tcptw_peers_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
+		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
 				c->ev.t.dport,
 				c->bound ? TCPTW_PEER_TUPLE_IN_USE :
-				TCPTW_PEER_PORT_EXHAUSTED);
+				TCPTW_PEER_PORT_EXHAUSTED, 0, 0);
 		c->ev.type = c->bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
 			TCPTW_EV_CONNECT_PORT_EXHAUSTED;
 		tcptw_emit(st, &c->ev);

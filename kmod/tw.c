@@ -21,7 +21,7 @@
 #include <net/inet_timewait_sock.h>
 
 #include "pernet.h"
-#include "peers.h"
+#include "table.h"
 #include "probes.h"
 #include "tuple.h"
 #include "twage.h"
@@ -134,8 +134,8 @@ static void tw_recycled(struct tcptw_state *st, struct tcptw_event *ev)
 {
 	tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
 	tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, ev->age_ms);
-	tcptw_peers_inc(st->peers, ev->t.family, &ev->t.saddr, 0,
-			TCPTW_PEER_SYN_RECYCLED);
+	tcptw_table_inc(st->peers, ev->t.family, &ev->t.saddr, 0,
+			TCPTW_PEER_SYN_RECYCLED, 0, 0);
 	ev->type = TCPTW_EV_TW_SYN_RECYCLED;
 	tcptw_emit(st, ev);
 }
@@ -178,9 +178,9 @@ static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 			tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED,
 				       s->ev.age_ms);
 			/* per address: a NAT's source ports vary */
-			tcptw_peers_inc(st->peers, s->ev.t.family,
+			tcptw_table_inc(st->peers, s->ev.t.family,
 					&s->ev.t.saddr, 0,
-					TCPTW_PEER_SYN_PAWS_REJECTED);
+					TCPTW_PEER_SYN_PAWS_REJECTED, 0, 0);
 			tw_emit(st, s, TCPTW_EV_TW_SYN_PAWS_REJECTED);
 		} else {
 			tw_emit(st, s, TCPTW_EV_TW_PAWS_REJECTED);

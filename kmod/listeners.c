@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * /proc/net/tcptw/listeners: per listening socket, the SYNs and ACKs it
+ * dropped and the cookies it sent. The per-port numbers users have asked
+ * for instead of the global ListenOverflows.
+ */
+#include <linux/capability.h>
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+
+#include "pernet.h"
+#include "table.h"
+
+unsigned int tcptw_listener_table_size = 256;
+module_param_named(listener_table_size, tcptw_listener_table_size, uint,
+		   0444);
+MODULE_PARM_DESC(listener_table_size,
+		 "listening sockets kept per netns (rounded up to a power of two, 8..65536)");
+
+static void print_age(struct seq_file *seq, unsigned long stamp)
+{
+	if (stamp)
+		seq_printf(seq, " %u", jiffies_to_msecs(jiffies - stamp));
+	else
+		seq_puts(seq, " -");
+}
+
+static void listener_show(struct seq_file *seq, const struct tcptw_row *r)
+{
+	unsigned long ovf = max(r->col_last[TCPTW_LISTENER_OVERFLOW_SYN],
+				r->col_last[TCPTW_LISTENER_OVERFLOW_ACK]);
+	unsigned int c;
+
+	tcptw_table_show_endpoint(seq, r);
+	seq_printf(seq, " %u %u", r->gauge[0], r->gauge[1]);
+	for (c = 0; c < TCPTW_NR_LISTENER_COLS; c++)
+		seq_printf(seq, " %llu", r->cnt[c]);
+	/* a zero stamp on either side means that one never moved */
+	if (!r->col_last[TCPTW_LISTENER_OVERFLOW_SYN] ||
+	    !r->col_last[TCPTW_LISTENER_OVERFLOW_ACK])
+		ovf = r->col_last[TCPTW_LISTENER_OVERFLOW_SYN] |
+		      r->col_last[TCPTW_LISTENER_OVERFLOW_ACK];
+	print_age(seq, ovf);
+	print_age(seq, r->col_last[TCPTW_LISTENER_SYN_DROP]);
+	print_age(seq, r->col_last[TCPTW_LISTENER_COOKIE_SENT]);
+	seq_putc(seq, '\n');
+}
+
+static int listeners_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct tcptw_state *st;
+
+	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
+		return -EPERM;
+	seq_puts(seq, "addr port backlog max_backlog overflow_syn overflow_ack syn_drop cookie_sent last_overflow_ms last_syn_drop_ms last_cookie_ms\n");
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (st)
+		tcptw_table_for_each(st->listeners, seq, listener_show);
+	rcu_read_unlock();
+	return 0;
+}
+
+int tcptw_listeners_proc_init(struct proc_dir_entry *dir)
+{
+	if (!proc_create_net_single("listeners", 0444, dir, listeners_show,
+				    NULL))
+		return -ENOMEM;
+	return 0;
+}

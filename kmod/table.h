@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * A bounded per-netns table of endpoints with counter columns: the peers
+ * and listeners files.
+ */
+#ifndef _TCPTW_TABLE_H
+#define _TCPTW_TABLE_H
+
+#include <linux/in6.h>
+#include <linux/types.h>
+
+struct seq_file;
+struct proc_dir_entry;
+
+#define TCPTW_TABLE_COLS 10
+
+struct tcptw_table;
+
+/* A row as the formatters see it (a copy, taken under the bucket lock). */
+struct tcptw_row {
+	struct in6_addr addr;	/* IPv4 in the first word */
+	__be16 port;
+	u16 family;
+	bool used;
+	unsigned long last;	/* jiffies of the last update */
+	unsigned long col_last[TCPTW_TABLE_COLS];	/* 0: never moved */
+	u64 cnt[TCPTW_TABLE_COLS];
+	u32 gauge[2];		/* last values given with an update */
+};
+
+/* @size rows (rounded up to a power of two, at least one bucket) */
+struct tcptw_table *tcptw_table_alloc(unsigned int size);
+void tcptw_table_free(struct tcptw_table *tbl);
+void tcptw_table_reset(struct tcptw_table *tbl);
+/*
+ * Count column @col for endpoint @family/@addr/@port (network order) and
+ * remember @g0/@g1 (e.g. a listener's backlog).
+ */
+void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
+		     __be16 port, unsigned int col, u32 g0, u32 g1);
+/* Call @show on a copy of every used row. */
+void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
+			  void (*show)(struct seq_file *seq,
+				       const struct tcptw_row *row));
+/* "addr port" of a row, as the tables print it */
+void tcptw_table_show_endpoint(struct seq_file *seq,
+			       const struct tcptw_row *row);
+
+/* peers.c, listeners.c */
+enum tcptw_peer_col {
+	TCPTW_PEER_REUSE_GRANTED,
+	TCPTW_PEER_DENIED_DISABLED,
+	TCPTW_PEER_DENIED_LOOPBACK_ONLY,
+	TCPTW_PEER_DENIED_NO_TIMESTAMPS,
+	TCPTW_PEER_DENIED_TOO_RECENT,
+	TCPTW_PEER_DENIED_FIN_WAIT2,
+	TCPTW_PEER_PORT_EXHAUSTED,
+	TCPTW_PEER_TUPLE_IN_USE,
+	TCPTW_PEER_SYN_PAWS_REJECTED,
+	TCPTW_PEER_SYN_RECYCLED,
+	TCPTW_NR_PEER_COLS
+};
+
+enum tcptw_listener_col {
+	TCPTW_LISTENER_OVERFLOW_SYN,
+	TCPTW_LISTENER_OVERFLOW_ACK,
+	TCPTW_LISTENER_SYN_DROP,
+	TCPTW_LISTENER_COOKIE_SENT,
+	TCPTW_NR_LISTENER_COLS
+};
+
+extern unsigned int tcptw_peer_table_size;
+extern unsigned int tcptw_listener_table_size;
+
+int tcptw_peers_proc_init(struct proc_dir_entry *dir);
+int tcptw_listeners_proc_init(struct proc_dir_entry *dir);
+
+#endif /* _TCPTW_TABLE_H */
