@@ -199,7 +199,10 @@ pcap_stop()
 # pcap_dump : on failure, the srv trace with relative timestamps.
 pcap_dump()
 {
-	[ "$RET" -ne 0 ] && [ -n "$PCAP" ] && [ -s "$PCAP" ] || return 0
+	[ -n "$PCAP" ] && [ -s "$PCAP" ] || return 0
+	[ "$RET" -ne 0 ] || [ "${D[cli_synretrans]:-0}" -ne "${D[srv_paws]:-0}" ] ||
+		return 0
+	diag "tcpdump: $(grep -E 'captured|dropped' "$PCAP.log.err" | tr '\n' ' ')"
 	diag "srv eth0 trace (tcpdump -r, first 400 packets):"
 	tcpdump -r "$PCAP" -nn -ttttt 2>/dev/null | head -n 400 | sed 's/^/#   /'
 }
@@ -218,12 +221,12 @@ test_main()
 
 	test_begin "main: server closes first, clients alternate behind 1 NAT port"
 	if ! probe_gate tcp_timewait_state_process; then
-		log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
+		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
 		return
 	fi
 	CLOSE_FIRST=server CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario main || {
 		nat_topo_cleanup
-		log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
+		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
 		return
 	}
 	k=${D[srv_paws]}
@@ -231,10 +234,21 @@ test_main()
 	# Ground truth (the recipe's exact relations).
 	check_clean_run
 	check_gt "srv PAWS rejections (PAWSEstab+PAWSTimewait)" "$k" 0
-	check_eq "clients TCPSynRetrans == PAWS" "${D[cli_synretrans]}" "$k"
-	check_eq "clients OutRsts == PAWS" "${D[cli_outrsts]}" "$k"
-	check_eq "connects with tcpi_total_retrans>0 == PAWS" \
-		"$(json_get "$OUT" retrans_connects)" "$k"
+	# Each SYN rejected by a TIME_WAIT socket costs its client one RST
+	# and one SYN retransmit.
+	check_eq "clients OutRsts == clients TCPSynRetrans" \
+		"${D[cli_outrsts]}" "${D[cli_synretrans]}"
+	check_eq "connects with tcpi_total_retrans>0 == TCPSynRetrans" \
+		"$(json_get "$OUT" retrans_connects)" "${D[cli_synretrans]}"
+	# The recipe's PAWS MIB == TCPSynRetrans holds in most runs, but on
+	# 6.1.192 under TCG about one run in three had one more PAWS reject
+	# than SYN retransmits: a non-SYN segment rejected by a TIME_WAIT
+	# socket (tcptw saw it as TwPawsRejected without TwSynPawsRejected).
+	# So the SYN count and the total are checked separately below.
+	check_gt "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
+	if [ "${D[cli_synretrans]}" -ne "$k" ]; then
+		diag "note: PAWS MIB $k != clients TCPSynRetrans ${D[cli_synretrans]} (non-SYN PAWS rejects on TIME_WAIT)"
+	fi
 	check_eq "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
 	# Every TIME_WAIT socket but the last was killed by a client RST or
 	# recycled by the next SYN.
@@ -248,14 +262,16 @@ test_main()
 
 	# The module against it.
 	check_mod_gt "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
-	check_mod_eq "srv TwSynPawsRejected == PAWS MIB" \
-		"${D[srv_TwSynPawsRejected]}" "$k"
+	check_mod_eq "srv TwPawsRejected == PAWS MIB" \
+		"${D[srv_TwPawsRejected]}" "$k"
 	check_mod_eq "srv TwSynPawsRejected == clients TCPSynRetrans" \
 		"${D[srv_TwSynPawsRejected]}" "${D[cli_synretrans]}"
 	check_mod_eq "srv TwSynPawsRejected == clients OutRsts" \
 		"${D[srv_TwSynPawsRejected]}" "${D[cli_outrsts]}"
-	check_mod_eq "srv TwPawsRejected == TwSynPawsRejected" \
-		"${D[srv_TwPawsRejected]}" "${D[srv_TwSynPawsRejected]}"
+	# non-SYN PAWS rejects: rare, at most one or two per run
+	check_mod_eq "srv TwPawsRejected - TwSynPawsRejected == PAWS MIB - clients TCPSynRetrans" \
+		$((${D[srv_TwPawsRejected]:-0} - ${D[srv_TwSynPawsRejected]:-0})) \
+		$((k - ${D[cli_synretrans]}))
 	check_mod_eq "srv TwCreated == srv TcpExt TW" \
 		"${D[srv_TwCreated]}" "${D[srv_tw]}"
 	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
@@ -265,8 +281,12 @@ test_main()
 		"${D[srv_TwSynRecycled]}" $((N - 1 - k))
 	# Each client RST hits the TIME_WAIT socket with seq == rcv_nxt and
 	# kills it (tcp_rfc1337=0).
-	check_mod_eq "srv TwKilledByRst == clients OutRsts" \
-		"${D[srv_TwKilledByRst]}" "${D[cli_outrsts]}"
+	# (The RST answering the ACK of a non-SYN reject may come from the
+	# NAT's own stack, not from a client: >=, and the exact sum below.)
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "srv TwKilledByRst >= clients OutRsts" \
+			"$([ "${D[srv_TwKilledByRst]:-0}" -ge "${D[cli_outrsts]}" ] && echo 1 || echo 0)" 1
+	fi
 	check_mod_eq "srv TwSynRecycled + TwKilledByRst == TW - TW left" \
 		$((${D[srv_TwSynRecycled]:-0} + ${D[srv_TwKilledByRst]:-0})) \
 		$((${D[srv_tw]} - TW_LEFT))
@@ -274,13 +294,21 @@ test_main()
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "srv events tw_syn_paws_rejected src=$NAT_PUB:$NAT_PORT" \
 			"$(events_count "$srv" tw_syn_paws_rejected \
-			   "src=$NAT_PUB:$NAT_PORT dst=$SRV_ADDR:$SRV_PORT")" "$k"
+			   "src=$NAT_PUB:$NAT_PORT dst=$SRV_ADDR:$SRV_PORT")" \
+			"${D[srv_TwSynPawsRejected]}"
+		check_eq "srv events tw_paws_rejected (non-SYN)" \
+			"$(events_count "$srv" tw_paws_rejected)" \
+			$((${D[srv_TwPawsRejected]:-0} - ${D[srv_TwSynPawsRejected]:-0}))
+		if [ "$RET" -ne 0 ] || [ "${D[cli_synretrans]}" -ne "$k" ]; then
+			diag "srv events (all):"
+			ip netns exec "$srv" cat "$TCPTW_PROC/events" | sed 's/^/#   /'
+		fi
 		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]} (not asserted: timing)"
 	fi
 	[ "${TCPTW_DEMO:-0}" = 1 ] && demo_print
 	pcap_dump
 	nat_topo_cleanup
-	log_test "nat_paws: main: TwSynPawsRejected == PAWS MIB == client SYN retransmits"
+	log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
 }
 
 test_clients_close_first()
