@@ -215,7 +215,7 @@ test_reset()
 
 test_reload()
 {
-	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws
+	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws d
 
 	test_begin "reload"
 	if [ -z "$TCPTW_KO" ]; then
@@ -242,6 +242,9 @@ test_reload()
 		--listen $SRV_ADDR:$SRV_PORT --count 0 --timeout 240 ||
 		check_err 1 "server did not start"
 
+	declare -A S0=() S1=()
+	ns_snapshot "$srv" S0 srv_
+	ns_snapshot "$nat" S0 nat_
 	# Bounded background traffic: at most 100 runs of 21 connections,
 	# each run bounded to 20 s, until $stop exists.
 	(
@@ -257,15 +260,17 @@ test_reload()
 	loop_pid=$!
 	BG_PIDS+=("$loop_pid")
 
-	for i in $(seq 20); do
+	for i in $(seq "${TCPTW_RELOAD_CYCLES:-20}"); do
 		timeout 60 rmmod tcptw || { diag "rmmod #$i failed"; break; }
 		timeout 60 insmod "$TCPTW_KO" || { diag "insmod #$i failed"; break; }
 		ok=$((ok + 1))
 		sleep 0.1
 	done
+	# TCPTW_RELOAD_CYCLES=0 (diagnosis only): the same traffic, no reload
+	[ "${TCPTW_RELOAD_CYCLES:-20}" = 0 ] && sleep "${TCPTW_RELOAD_IDLE_S:-60}"
 	touch "$stop"
 	bg_wait "$loop_pid"
-	check_eq "rmmod/insmod cycles" "$ok" 20
+	check_eq "rmmod/insmod cycles" "$ok" "${TCPTW_RELOAD_CYCLES:-20}"
 	if ! grep -q '^tcptw ' /proc/modules; then
 		timeout 60 insmod "$TCPTW_KO"
 		check_err 1 "module not loaded after the cycles"
@@ -283,6 +288,18 @@ test_reload()
 		fi
 	done
 	diag "background traffic: $b of $a connections ok"
+	if [ "$b" != "$a" ]; then
+		# What dropped the SYNs: listener, conntrack or TIME_WAIT?
+		ns_snapshot "$srv" S1 srv_
+		ns_snapshot "$nat" S1 nat_
+		diag "non-zero srv Tcp*/nat ct deltas: $(for k in "${!S1[@]}"; do
+			case $k in srv_mib_Tcp*|nat_ct_*|srv_tw_*) ;; *) continue ;; esac
+			d=$((S1[$k] - ${S0[$k]:-0}))
+			[ $d -ne 0 ] && printf '%s=%s ' "$k" "$d"
+			done)"
+		diag "server alive: $(kill -0 "$SERVER_PID" 2>/dev/null && echo yes || echo no); srv sockets:"
+		ip netns exec "$srv" ss -tan | head -n 20 | sed 's/^/#   /'
+	fi
 	check_gt "background connections" "$a" 0
 	check_eq "background connections ok" "$b" "$a"
 
