@@ -209,7 +209,11 @@ makeflags() {
 builder() { col "$1" 4; }
 
 usage() {
-	sed -n '3,13s/^# \{0,1\}//p' "$0"
+	if [ "${1:-2}" -eq 0 ]; then
+		sed -n '3,13s/^# \{0,1\}//p' "$0"
+	else
+		sed -n '3,13s/^# \{0,1\}//p' "$0" >&2
+	fi
 	exit "${1:-2}"
 }
 

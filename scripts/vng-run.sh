@@ -33,6 +33,8 @@ image=$("$REPO/scripts/kernels.sh" image "$k")
 
 vmdir=$CACHE/vm
 mkdir -p "$vmdir"
+# Keep a week of logs.
+find "$vmdir" -maxdepth 1 -type f -mtime +7 -delete 2>/dev/null || true
 id=$k.$(date +%Y%m%d-%H%M%S).$$
 guest=$vmdir/$id.guest.sh
 usercmd=$vmdir/$id.cmd
@@ -71,6 +73,7 @@ set -e
 flock -u 8
 echo "vng-run.sh: VM exited with $vrc after $((SECONDS - t0)) s" >&2
 
+rm -f "$guest" "$usercmd"
 [ -f "$log" ] && cat "$log"
 if [ $vrc -eq 124 ] || [ $vrc -eq 137 ]; then
 	echo "vng-run.sh: VM for $k timed out after ${VM_TIMEOUT}s (vng output: $vnglog)" >&2
@@ -82,4 +85,6 @@ if [ ! -s "$rcfile" ]; then
 	tail -n 20 "$vnglog" >&2
 	exit "$VM_FAIL"
 fi
-exit "$(cat "$rcfile")"
+rc=$(cat "$rcfile")
+rm -f "$rcfile"
+exit "$rc"
