@@ -38,6 +38,16 @@ static const char * const event_names[TCPTW_NR_EVENTS] = {
 	[TCPTW_EV_TW_REUSE_DENIED] = "tw_reuse_denied",
 	[TCPTW_EV_CONNECT_PORT_EXHAUSTED] = "connect_port_exhausted",
 	[TCPTW_EV_CONNECT_TUPLE_IN_USE] = "connect_tuple_in_use",
+	[TCPTW_EV_LISTEN_OVERFLOW] = "listen_overflow",
+	[TCPTW_EV_LISTEN_SYN_DROP] = "listen_syn_drop",
+	[TCPTW_EV_LISTEN_SYN_COOKIE] = "listen_syn_cookie",
+	[TCPTW_EV_PAWS_ESTAB_REJECTED] = "paws_estab_rejected",
+	[TCPTW_EV_PAWS_SYNRECV_REJECTED] = "paws_synrecv_rejected",
+	[TCPTW_EV_PAWS_ACTIVE_REJECTED] = "paws_active_rejected",
+	[TCPTW_EV_CONNTRACK_TABLE_FULL] = "conntrack_table_full",
+	[TCPTW_EV_CONNTRACK_INSERT_FAILED] = "conntrack_insert_failed",
+	[TCPTW_EV_RST_SENT] = "rst_sent",
+	[TCPTW_EV_RST_RECEIVED] = "rst_received",
 };
 
 struct tcptw_ring *tcptw_ring_alloc(void)
@@ -113,6 +123,8 @@ static const char *tcptw_event_reason(const struct tcptw_event *ev)
 	if (ev->type == TCPTW_EV_TW_REUSE_DENIED && ev->reason &&
 	    ev->reason < TCPTW_NR_REUSE_REASONS)
 		return tcptw_reuse_reason_names[ev->reason];
+	if (ev->type == TCPTW_EV_LISTEN_OVERFLOW)
+		return ev->reason == TCPTW_LISTEN_REASON_SYN ? "syn" : "ack";
 	return "-";
 }
 
@@ -122,8 +134,14 @@ static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
 
 	seq_printf(seq, "%lld.%09ld %s", (s64)ts.tv_sec, ts.tv_nsec,
 		   ev->type < TCPTW_NR_EVENTS ? event_names[ev->type] : "?");
-	print_endpoint(seq, "src", ev->t.family, &ev->t.saddr, ev->t.sport);
-	print_endpoint(seq, "dst", ev->t.family, &ev->t.daddr, ev->t.dport);
+	if (ev->flags & TCPTW_EV_NO_TUPLE) {
+		seq_puts(seq, " src=- dst=-");
+	} else {
+		print_endpoint(seq, "src", ev->t.family, &ev->t.saddr,
+			       ev->t.sport);
+		print_endpoint(seq, "dst", ev->t.family, &ev->t.daddr,
+			       ev->t.dport);
+	}
 	if (ev->age_ms >= 0)
 		seq_printf(seq, " age_ms=%d", ev->age_ms);
 	else

@@ -3,10 +3,13 @@
  * Copyright (C) 2026 The tcptw authors.
  *
  * Attach and detach every hook. A hook whose symbol or tracepoint does not
- * exist on the running kernel (inlined, renamed, module not loaded) is
- * "absent": the load goes on and /proc/net/tcptw/probes says so.
+ * exist on the running kernel (inlined, renamed) is "absent": the load goes
+ * on and /proc/net/tcptw/probes says so. Hooks in a module (conntrack) are
+ * attached when that module goes live and detached when it goes away.
  */
 #include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
@@ -16,7 +19,12 @@
 static const struct tcptw_probe_set *const sets[] = {
 	&tcptw_tw_probe_set,
 	&tcptw_reuse_probe_set,
+	&tcptw_listen_probe_set,
+	&tcptw_ct_probe_set,
 };
+
+/* attach state of every probe: init/exit, module notifier, /proc readers */
+static DEFINE_MUTEX(probes_lock);
 
 /* the @n-th probe over all sets, NULL past the last */
 static struct tcptw_probe *probe_at(unsigned int n)
@@ -56,35 +64,100 @@ static int attach(struct tcptw_probe *p)
 			return -ENOENT;
 		return tracepoint_probe_register(p->tp, p->tp_func, NULL);
 	case TCPTW_KPROBE:
+		/* a struct kprobe may be registered again once cleared */
+		p->kp->addr = NULL;
+		p->kp->flags = 0;
 		p->kp->symbol_name = p->name;
 		return register_kprobe(p->kp);
 	case TCPTW_KRETPROBE:
+		p->krp->kp.addr = NULL;
+		p->krp->kp.flags = 0;
 		p->krp->kp.symbol_name = p->name;
 		return register_kretprobe(p->krp);
 	}
 	return -EINVAL;
 }
 
+static void try_attach(struct tcptw_probe *p)
+{
+	p->err = attach(p);
+	p->attached = !p->err;
+	if (!p->attached && !p->module)
+		pr_info("%s %s not attached (%d)\n", kind_names[p->kind],
+			p->name, p->err);
+}
+
+/* returns true if a tracepoint was detached (needs a synchronize) */
+static bool detach(struct tcptw_probe *p)
+{
+	if (!p->attached)
+		return false;
+	p->attached = false;
+	p->err = -ENOENT;
+	switch (p->kind) {
+	case TCPTW_TRACEPOINT:
+		tracepoint_probe_unregister(p->tp, p->tp_func, NULL);
+		return true;
+	case TCPTW_KPROBE:
+		unregister_kprobe(p->kp);
+		break;
+	case TCPTW_KRETPROBE:
+		unregister_kretprobe(p->krp);
+		break;
+	}
+	return false;
+}
+
+static int module_event(struct notifier_block *nb, unsigned long action,
+			void *data)
+{
+	struct module *mod = data;
+	struct tcptw_probe *p;
+	unsigned int n;
+
+	if (action != MODULE_STATE_LIVE && action != MODULE_STATE_GOING)
+		return NOTIFY_DONE;
+	mutex_lock(&probes_lock);
+	for (n = 0; (p = probe_at(n)); n++) {
+		if (!p->module || strcmp(p->module, mod->name))
+			continue;
+		if (action == MODULE_STATE_LIVE && !p->attached)
+			try_attach(p);
+		else if (action == MODULE_STATE_GOING)
+			detach(p);	/* no module tracepoints here */
+	}
+	mutex_unlock(&probes_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block module_nb = {
+	.notifier_call = module_event,
+};
+
 int tcptw_probes_init(void)
 {
 	struct tcptw_probe *p;
-	unsigned int s, i, n = 0;
+	unsigned int s, n, attached = 0;
+	int err;
 
 	for (s = 0; s < ARRAY_SIZE(sets); s++)
 		if (sets[s]->setup)
 			sets[s]->setup();
 	for_each_kernel_tracepoint(tp_lookup, NULL);
-	for (i = 0; (p = probe_at(i)); i++) {
-		p->err = attach(p);
-		p->attached = !p->err;
-		if (p->attached)
-			n++;
-		else
-			pr_info("%s %s not attached (%d)\n",
-				kind_names[p->kind], p->name, p->err);
+
+	/* before the first attempt, so a module loading now is not missed */
+	err = register_module_notifier(&module_nb);
+	if (err)
+		return err;
+	mutex_lock(&probes_lock);
+	for (n = 0; (p = probe_at(n)); n++) {
+		try_attach(p);
+		attached += p->attached;
 	}
-	if (!n) {
+	mutex_unlock(&probes_lock);
+	if (!attached) {
 		pr_err("no hook could be attached\n");
+		tcptw_probes_uninit();
 		return -ENOENT;
 	}
 	return 0;
@@ -96,36 +169,13 @@ void tcptw_probes_uninit(void)
 	struct tcptw_probe *p;
 	unsigned int n;
 
-	for (n = 0; (p = probe_at(n)); n++) {
-		if (!p->attached)
-			continue;
-		switch (p->kind) {
-		case TCPTW_TRACEPOINT:
-			tracepoint_probe_unregister(p->tp, p->tp_func, NULL);
-			tracepoints = true;
-			break;
-		case TCPTW_KPROBE:
-			unregister_kprobe(p->kp);
-			break;
-		case TCPTW_KRETPROBE:
-			unregister_kretprobe(p->krp);
-			break;
-		}
-		p->attached = false;
-	}
+	unregister_module_notifier(&module_nb);
+	mutex_lock(&probes_lock);
+	for (n = 0; (p = probe_at(n)); n++)
+		tracepoints |= detach(p);
+	mutex_unlock(&probes_lock);
 	if (tracepoints)
 		tracepoint_synchronize_unregister();
-}
-
-bool tcptw_probe_attached(const char *name)
-{
-	struct tcptw_probe *p;
-	unsigned int n;
-
-	for (n = 0; (p = probe_at(n)); n++)
-		if (!strcmp(p->name, name))
-			return p->attached;
-	return false;
 }
 
 void tcptw_probes_show(struct seq_file *seq)
@@ -133,6 +183,7 @@ void tcptw_probes_show(struct seq_file *seq)
 	struct tcptw_probe *p;
 	unsigned int n;
 
+	mutex_lock(&probes_lock);
 	for (n = 0; (p = probe_at(n)); n++) {
 		seq_printf(seq, "%s\t%s\t", p->name, kind_names[p->kind]);
 		if (p->attached)
@@ -144,4 +195,5 @@ void tcptw_probes_show(struct seq_file *seq)
 		seq_printf(seq, "\t%d\n",
 			   p->kind == TCPTW_KRETPROBE ? p->krp->nmissed : 0);
 	}
+	mutex_unlock(&probes_lock);
 }

@@ -28,6 +28,8 @@ struct tcptw_probe {
 		struct kretprobe *krp;
 		void *tp_func;
 	};
+	/* the module the symbol lives in, NULL for vmlinux */
+	const char *module;
 	/* private to probes.c */
 	struct tracepoint *tp;
 	int err;			/* 0 attached, -errno otherwise */
@@ -42,9 +44,8 @@ struct tcptw_probe_set {
 
 extern const struct tcptw_probe_set tcptw_tw_probe_set;
 extern const struct tcptw_probe_set tcptw_reuse_probe_set;
-
-/* true if the probe named @name is attached (features may fall back) */
-bool tcptw_probe_attached(const char *name);
+extern const struct tcptw_probe_set tcptw_listen_probe_set;
+extern const struct tcptw_probe_set tcptw_ct_probe_set;
 
 int tcptw_probes_init(void);
 void tcptw_probes_uninit(void);

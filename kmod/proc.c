@@ -34,6 +34,18 @@ const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_TW_REUSE_DENIED_FIN_WAIT2] = "TwReuseDeniedFinWait2",
 	[TCPTW_CONNECT_PORT_EXHAUSTED] = "ConnectPortExhausted",
 	[TCPTW_CONNECT_TUPLE_IN_USE] = "ConnectTupleInUse",
+	[TCPTW_LISTEN_OVERFLOW] = "ListenOverflow",
+	[TCPTW_LISTEN_OVERFLOW_SYN] = "ListenOverflowSyn",
+	[TCPTW_LISTEN_OVERFLOW_ACK] = "ListenOverflowAck",
+	[TCPTW_LISTEN_SYN_DROP] = "ListenSynDrop",
+	[TCPTW_LISTEN_SYN_COOKIE_SENT] = "ListenSynCookieSent",
+	[TCPTW_PAWS_ESTAB_REJECTED] = "PawsEstabRejected",
+	[TCPTW_PAWS_SYNRECV_REJECTED] = "PawsSynRecvRejected",
+	[TCPTW_PAWS_ACTIVE_REJECTED] = "PawsActiveRejected",
+	[TCPTW_CONNTRACK_TABLE_FULL] = "ConntrackTableFull",
+	[TCPTW_CONNTRACK_INSERT_FAILED] = "ConntrackInsertFailed",
+	[TCPTW_RST_SENT] = "RstSent",
+	[TCPTW_RST_RECEIVED] = "RstReceived",
 };
 
 const char * const tcptw_hist_names[TCPTW_NR_HIST] = {

@@ -11,6 +11,8 @@
 #include <net/inet_sock.h>
 #include <net/inet_timewait_sock.h>
 #include <net/ipv6.h>
+#include <net/ip.h>
+#include <linux/tcp.h>
 
 #include "events.h"
 
@@ -52,6 +54,30 @@ static inline void tcptw_tuple_from_sk(struct tcptw_tuple *t,
 	t->family = AF_INET;
 	t->saddr.v4 = sk->sk_rcv_saddr;
 	t->daddr.v4 = sk->sk_daddr;
+}
+
+/*
+ * A received TCP segment: src/dst as on the wire. Needs the network and
+ * transport headers set, as they are once TCP has the skb.
+ */
+static inline void tcptw_tuple_from_skb(struct tcptw_tuple *t,
+					const struct sk_buff *skb)
+{
+	const struct tcphdr *th = tcp_hdr(skb);
+
+	t->sport = th->source;
+	t->dport = th->dest;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (skb->protocol == htons(ETH_P_IPV6)) {
+		t->family = AF_INET6;
+		t->saddr.v6 = ipv6_hdr(skb)->saddr;
+		t->daddr.v6 = ipv6_hdr(skb)->daddr;
+		return;
+	}
+#endif
+	t->family = AF_INET;
+	t->saddr.v4 = ip_hdr(skb)->saddr;
+	t->daddr.v4 = ip_hdr(skb)->daddr;
 }
 
 #endif /* _TCPTW_TUPLE_H */

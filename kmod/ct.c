@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Conntrack: packets dropped because the table was full, entries that
+ * failed to insert (NAT clash, dying entry, chain too long). The kernel's
+ * only other trace is a rate-limited "nf_conntrack: table full, dropping
+ * packet" and per-CPU stats. These hooks live in nf_conntrack.ko: probes.c
+ * attaches them when that module goes live and detaches them when it goes.
+ */
+#include <linux/kprobes.h>
+#include <linux/cpumask.h>
+#include <linux/netfilter.h>
+#include <net/netfilter/nf_conntrack.h>
+
+#include "pernet.h"
+#include "probes.h"
+
+/*
+ * early_drop(net, hash) is called by __nf_conntrack_alloc() only when the
+ * table is over nf_conntrack_max; 0 means nothing could be evicted and the
+ * packet that wanted a new entry is dropped.
+ */
+static int early_drop_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	*(struct net **)ri->data = (void *)regs_get_kernel_argument(regs, 0);
+	return 0;
+}
+
+static int early_drop_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct tcptw_event ev = {
+		.type = TCPTW_EV_CONNTRACK_TABLE_FULL,
+		.flags = TCPTW_EV_NO_TUPLE,
+		.age_ms = -1,
+	};
+	struct net *net = *(struct net **)ri->data;
+	struct tcptw_state *st;
+
+	if (regs_return_value(regs))
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (st) {
+		tcptw_inc(st, TCPTW_CONNTRACK_TABLE_FULL);
+		tcptw_emit(st, &ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+struct confirm_ctx {
+	struct net *net;
+	struct tcptw_event ev;
+};
+
+/* __nf_conntrack_confirm(skb): NF_DROP means insert_failed was counted */
+static int confirm_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 0);
+	struct confirm_ctx *c = (void *)ri->data;
+	const struct nf_conntrack_tuple *t;
+	enum ip_conntrack_info ctinfo;
+	const struct nf_conn *ct;
+
+	ct = nf_ct_get(skb, &ctinfo);
+	if (!ct)
+		return 1;
+	c->net = nf_ct_net(ct);
+	t = &ct->tuplehash[IP_CT_DIR_ORIGINAL].tuple;
+	memset(&c->ev, 0, sizeof(c->ev));
+	c->ev.type = TCPTW_EV_CONNTRACK_INSERT_FAILED;
+	c->ev.age_ms = -1;
+	c->ev.t.family = t->src.l3num == NFPROTO_IPV6 ? AF_INET6 : AF_INET;
+	memcpy(&c->ev.t.saddr, &t->src.u3, sizeof(t->src.u3));
+	memcpy(&c->ev.t.daddr, &t->dst.u3, sizeof(t->dst.u3));
+	c->ev.t.sport = t->src.u.all;
+	c->ev.t.dport = t->dst.u.all;
+	return 0;
+}
+
+static int confirm_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct confirm_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	if (regs_return_value(regs) != NF_DROP)
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (st) {
+		tcptw_inc(st, TCPTW_CONNTRACK_INSERT_FAILED);
+		tcptw_emit(st, &c->ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+static struct kretprobe krp_early_drop = {
+	.entry_handler = early_drop_entry,
+	.handler = early_drop_ret,
+	.data_size = sizeof(struct net *),
+};
+
+static struct kretprobe krp_confirm = {
+	.entry_handler = confirm_entry,
+	.handler = confirm_ret,
+	.data_size = sizeof(struct confirm_ctx),
+};
+
+static struct tcptw_probe ct_probes[] = {
+	{ .name = "nf_conntrack:early_drop", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_early_drop, .module = "nf_conntrack" },
+	{ .name = "nf_conntrack:__nf_conntrack_confirm",
+	  .kind = TCPTW_KRETPROBE, .krp = &krp_confirm,
+	  .module = "nf_conntrack" },
+};
+
+static void ct_probes_setup(void)
+{
+	unsigned int n = max(64U, 8 * num_possible_cpus());
+
+	krp_early_drop.maxactive = n;
+	krp_confirm.maxactive = n;
+}
+
+const struct tcptw_probe_set tcptw_ct_probe_set = {
+	.probes = ct_probes,
+	.n = ARRAY_SIZE(ct_probes),
+	.setup = ct_probes_setup,
+};

@@ -1,0 +1,410 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Listeners (accept-queue overflow, SYN-queue drops, SYN cookies), the
+ * PAWS checks outside TIME_WAIT, and RSTs.
+ *
+ * Where the kernel's decision is buried in inlined code (the queue tests
+ * of tcp_conn_request(), the PAWS test of tcp_check_req(), SYN-SENT's
+ * PAWSActive), a kretprobe reads the netns's own MIB slot on the CPU the
+ * call runs on before and after it (mib.h): the change is what this call
+ * decided, attributed to its listener and 4-tuple. tcp_conn_request() and
+ * tcp_check_req() always run in BH context, so that is exact.
+ */
+#include <linux/kprobes.h>
+#include <linux/cpumask.h>
+#include <linux/smp.h>
+#include <linux/tracepoint.h>
+#include <net/tcp.h>
+#include <net/inet_connection_sock.h>
+
+#include "mib.h"
+#include "pernet.h"
+#include "probes.h"
+#include "table.h"
+#include "tuple.h"
+
+/* what a listener hook saw at entry */
+struct listen_ctx {
+	struct net *net;
+	struct tcptw_event ev;		/* src = peer, dst = listener */
+	const struct sock *listener;
+	int cpu;
+	unsigned long mib[3];
+};
+
+static void listen_enter(struct listen_ctx *c, const struct sock *sk,
+			 const struct sk_buff *skb, const int *idx,
+			 unsigned int n)
+{
+	unsigned int i;
+
+	c->net = sock_net(sk);
+	c->listener = sk;
+	c->cpu = smp_processor_id();
+	for (i = 0; i < n; i++)
+		c->mib[i] = tcptw_mib_linux(c->net, c->cpu, idx[i]);
+	memset(&c->ev, 0, sizeof(c->ev));
+	tcptw_tuple_from_skb(&c->ev.t, skb);
+	c->ev.age_ms = -1;
+}
+
+static unsigned long listen_delta(const struct listen_ctx *c, int idx,
+				  unsigned int i)
+{
+	return tcptw_mib_linux(c->net, c->cpu, idx) - c->mib[i];
+}
+
+/* One listener decision: counters, the listener's row, an event. */
+static void listen_count(struct tcptw_state *st, struct listen_ctx *c,
+			 enum tcptw_listener_col col, u8 type, u8 reason)
+{
+	const struct sock *sk = c->listener;
+
+	tcptw_table_inc(st->listeners, c->ev.t.family, &c->ev.t.daddr,
+			c->ev.t.dport, col, READ_ONCE(sk->sk_ack_backlog),
+			READ_ONCE(sk->sk_max_ack_backlog));
+	c->ev.type = type;
+	c->ev.reason = reason;
+	tcptw_emit(st, &c->ev);
+}
+
+/* tcp_conn_request(rsk_ops, af_ops, listener, skb): a SYN at a listener */
+static const int conn_mibs[] = {
+	LINUX_MIB_LISTENOVERFLOWS,
+	LINUX_MIB_TCPREQQFULLDROP,
+	LINUX_MIB_SYNCOOKIESSENT,
+};
+
+static int conn_request_entry(struct kretprobe_instance *ri,
+			      struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
+
+	listen_enter((void *)ri->data, sk, skb, conn_mibs,
+		     ARRAY_SIZE(conn_mibs));
+	return 0;
+}
+
+static int conn_request_ret(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	struct listen_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (!st)
+		goto out;
+	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0)) {
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
+		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_SYN,
+			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
+	}
+	if (listen_delta(c, LINUX_MIB_TCPREQQFULLDROP, 1)) {
+		tcptw_inc(st, TCPTW_LISTEN_SYN_DROP);
+		listen_count(st, c, TCPTW_LISTENER_SYN_DROP,
+			     TCPTW_EV_LISTEN_SYN_DROP, 0);
+	}
+	if (listen_delta(c, LINUX_MIB_SYNCOOKIESSENT, 2)) {
+		tcptw_inc(st, TCPTW_LISTEN_SYN_COOKIE_SENT);
+		listen_count(st, c, TCPTW_LISTENER_COOKIE_SENT,
+			     TCPTW_EV_LISTEN_SYN_COOKIE, 0);
+	}
+out:
+	rcu_read_unlock();
+	return 0;
+}
+
+/* tcp_check_req(listener, skb, req, ...): the ACK (or else) to a request */
+static const int check_req_mibs[] = {
+	LINUX_MIB_LISTENOVERFLOWS,
+	LINUX_MIB_PAWSESTABREJECTED,
+};
+
+static int check_req_entry(struct kretprobe_instance *ri,
+			   struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+
+	listen_enter((void *)ri->data, sk, skb, check_req_mibs,
+		     ARRAY_SIZE(check_req_mibs));
+	return 0;
+}
+
+static int check_req_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct listen_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (!st)
+		goto out;
+	/* the child could not be queued: accept queue full at the 3rd ACK */
+	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0)) {
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_ACK);
+		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_ACK,
+			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_ACK);
+	}
+	/* before 6.16 tcp_check_req() counts its PAWS rejects in PAWSEstab */
+	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 1)) {
+		tcptw_inc(st, TCPTW_PAWS_SYNRECV_REJECTED);
+		c->ev.type = TCPTW_EV_PAWS_SYNRECV_REJECTED;
+		tcptw_emit(st, &c->ev);
+	}
+out:
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * tcp_oow_rate_limited(net, skb, mib, last): tcp_validate_incoming() calls
+ * it with LINUX_MIB_TCPACKSKIPPEDPAWS for, and only for, each segment it
+ * just counted in PAWSEstab (an established-state PAWS reject).
+ */
+static int oow_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct net *net = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	int mib = (int)regs_get_kernel_argument(regs, 2);
+	struct tcptw_event ev = { .type = TCPTW_EV_PAWS_ESTAB_REJECTED };
+	struct tcptw_state *st;
+
+	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS)
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (st) {
+		tcptw_inc(st, TCPTW_PAWS_ESTAB_REJECTED);
+		tcptw_tuple_from_skb(&ev.t, skb);
+		ev.age_ms = -1;
+		tcptw_emit(st, &ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * tcp_rcv_state_process(sk, skb) in SYN-SENT: a SYN-ACK whose TSecr is
+ * outside what we sent (PAWSActive). It may run from the socket backlog in
+ * process context; the CPU is remembered, and another PAWSActive on that
+ * CPU during the call is the only (theoretical) error.
+ */
+struct synsent_ctx {
+	struct net *net;
+	struct tcptw_event ev;		/* src = local, dst = remote */
+	int cpu;
+	unsigned long before;
+};
+
+static int rcv_state_entry(struct kretprobe_instance *ri,
+			   struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	struct synsent_ctx *c = (void *)ri->data;
+
+	if (READ_ONCE(sk->sk_state) != TCP_SYN_SENT)
+		return 1;
+	c->net = sock_net(sk);
+	c->cpu = smp_processor_id();
+	c->before = tcptw_mib_linux(c->net, c->cpu,
+				    LINUX_MIB_PAWSACTIVEREJECTED);
+	memset(&c->ev, 0, sizeof(c->ev));
+	tcptw_tuple_from_sk(&c->ev.t, sk);
+	c->ev.age_ms = -1;
+	return 0;
+}
+
+static int rcv_state_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct synsent_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	if (tcptw_mib_linux(c->net, c->cpu, LINUX_MIB_PAWSACTIVEREJECTED) ==
+	    c->before)
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (st) {
+		tcptw_inc(st, TCPTW_PAWS_ACTIVE_REJECTED);
+		c->ev.type = TCPTW_EV_PAWS_ACTIVE_REJECTED;
+		tcptw_emit(st, &c->ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * RSTs sent in reply to a segment: tcp_v4_send_reset(sk, skb) and
+ * tcp_v6_send_reset(sk, skb) may return without sending (replying to a RST,
+ * not for us), so the Tcp OutRsts slot decides. @sk may be NULL (no socket),
+ * a TIME_WAIT or request socket, or a full one.
+ */
+struct rst_ctx {
+	struct net *net;
+	struct tcptw_event ev;		/* src = this host, dst = the peer */
+	int cpu;
+	unsigned long before;
+};
+
+static int send_reset_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	struct rst_ctx *c = (void *)ri->data;
+	struct tcptw_tuple t;
+
+	if (sk)
+		c->net = sock_net(sk);
+	else if (skb_dst(skb))
+		c->net = dev_net(skb_dst(skb)->dev);
+	else
+		return 1;	/* the kernel does not reply without a route */
+	c->cpu = smp_processor_id();
+	c->before = tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS);
+	memset(&c->ev, 0, sizeof(c->ev));
+	tcptw_tuple_from_skb(&t, skb);
+	c->ev.t.family = t.family;
+	c->ev.t.saddr = t.daddr;
+	c->ev.t.daddr = t.saddr;
+	c->ev.t.sport = t.dport;
+	c->ev.t.dport = t.sport;
+	c->ev.age_ms = -1;
+	return 0;
+}
+
+static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct rst_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	if (tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS) == c->before)
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (st) {
+		tcptw_inc(st, TCPTW_RST_SENT);
+		c->ev.type = TCPTW_EV_RST_SENT;
+		tcptw_emit(st, &c->ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* tcp_send_active_reset(sk, ...) counts OutRsts on every call */
+static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	struct tcptw_event ev = { .type = TCPTW_EV_RST_SENT, .age_ms = -1 };
+	struct tcptw_state *st;
+
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st) {
+		tcptw_inc(st, TCPTW_RST_SENT);
+		tcptw_tuple_from_sk(&ev.t, sk);
+		tcptw_emit(st, &ev);
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+/* tracepoint tcp:tcp_receive_reset: tcp_reset() on a full socket */
+static void tp_receive_reset(void *data, struct sock *sk)
+{
+	struct tcptw_event ev = { .type = TCPTW_EV_RST_RECEIVED, .age_ms = -1 };
+	struct tcptw_state *st;
+	struct tcptw_tuple t;
+
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st) {
+		tcptw_inc(st, TCPTW_RST_RECEIVED);
+		tcptw_tuple_from_sk(&t, sk);
+		/* received: src = the peer */
+		ev.t.family = t.family;
+		ev.t.saddr = t.daddr;
+		ev.t.daddr = t.saddr;
+		ev.t.sport = t.dport;
+		ev.t.dport = t.sport;
+		tcptw_emit(st, &ev);
+	}
+	rcu_read_unlock();
+}
+
+static struct kretprobe krp_conn_request = {
+	.entry_handler = conn_request_entry,
+	.handler = conn_request_ret,
+	.data_size = sizeof(struct listen_ctx),
+};
+
+static struct kretprobe krp_check_req = {
+	.entry_handler = check_req_entry,
+	.handler = check_req_ret,
+	.data_size = sizeof(struct listen_ctx),
+};
+
+static struct kprobe kp_oow = { .pre_handler = oow_pre };
+
+static struct kretprobe krp_rcv_state = {
+	.entry_handler = rcv_state_entry,
+	.handler = rcv_state_ret,
+	.data_size = sizeof(struct synsent_ctx),
+};
+
+static struct kretprobe krp_v4_reset = {
+	.entry_handler = send_reset_entry,
+	.handler = send_reset_ret,
+	.data_size = sizeof(struct rst_ctx),
+};
+
+static struct kretprobe krp_v6_reset = {
+	.entry_handler = send_reset_entry,
+	.handler = send_reset_ret,
+	.data_size = sizeof(struct rst_ctx),
+};
+
+static struct kprobe kp_active_reset = { .pre_handler = active_reset_pre };
+
+static struct tcptw_probe listen_probes[] = {
+	{ .name = "tcp_conn_request", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_conn_request },
+	{ .name = "tcp_check_req", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_check_req },
+	{ .name = "tcp_oow_rate_limited", .kind = TCPTW_KPROBE,
+	  .kp = &kp_oow },
+	{ .name = "tcp_rcv_state_process", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_rcv_state },
+	{ .name = "tcp_v4_send_reset", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_v4_reset },
+	{ .name = "tcp_v6_send_reset", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_v6_reset },
+	{ .name = "tcp_send_active_reset", .kind = TCPTW_KPROBE,
+	  .kp = &kp_active_reset },
+	{ .name = "tcp_receive_reset", .kind = TCPTW_TRACEPOINT,
+	  .tp_func = tp_receive_reset },
+};
+
+static void listen_probes_setup(void)
+{
+	unsigned int n = max(64U, 8 * num_possible_cpus());
+
+	krp_conn_request.maxactive = n;
+	krp_check_req.maxactive = n;
+	krp_rcv_state.maxactive = n;
+	krp_v4_reset.maxactive = n;
+	krp_v6_reset.maxactive = n;
+}
+
+const struct tcptw_probe_set tcptw_listen_probe_set = {
+	.probes = listen_probes,
+	.n = ARRAY_SIZE(listen_probes),
+	.setup = listen_probes_setup,
+};
