@@ -21,7 +21,7 @@
 
 #include "table.h"
 
-#define TABLE_WAYS 8
+#define TABLE_WAYS 8U
 
 struct table_bucket {
 	/* protects the rows of this bucket only */
