@@ -36,17 +36,9 @@ static int early_drop_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		.age_ms = -1,
 	};
 	struct net *net = *(struct net **)ri->data;
-	struct tcptw_state *st;
 
-	if (regs_return_value(regs))
-		return 0;
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (st) {
-		tcptw_inc(st, TCPTW_CONNTRACK_TABLE_FULL);
-		tcptw_emit(st, &ev);
-	}
-	rcu_read_unlock();
+	if (!regs_return_value(regs))
+		tcptw_count_event(net, TCPTW_CONNTRACK_TABLE_FULL, &ev);
 	return 0;
 }
 
@@ -83,17 +75,10 @@ static int confirm_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 static int confirm_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct confirm_ctx *c = (void *)ri->data;
-	struct tcptw_state *st;
 
-	if (regs_return_value(regs) != NF_DROP)
-		return 0;
-	rcu_read_lock();
-	st = tcptw_state(c->net);
-	if (st) {
-		tcptw_inc(st, TCPTW_CONNTRACK_INSERT_FAILED);
-		tcptw_emit(st, &c->ev);
-	}
-	rcu_read_unlock();
+	if (regs_return_value(regs) == NF_DROP)
+		tcptw_count_event(c->net, TCPTW_CONNTRACK_INSERT_FAILED,
+				  &c->ev);
 	return 0;
 }
 

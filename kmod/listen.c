@@ -173,20 +173,15 @@ static int oow_pre(struct kprobe *kp, struct pt_regs *regs)
 	struct net *net = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	int mib = (int)regs_get_kernel_argument(regs, 2);
-	struct tcptw_event ev = { .type = TCPTW_EV_PAWS_ESTAB_REJECTED };
-	struct tcptw_state *st;
+	struct tcptw_event ev = {
+		.type = TCPTW_EV_PAWS_ESTAB_REJECTED,
+		.age_ms = -1,
+	};
 
 	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS)
 		return 0;
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (st) {
-		tcptw_inc(st, TCPTW_PAWS_ESTAB_REJECTED);
-		tcptw_tuple_from_skb(&ev.t, skb);
-		ev.age_ms = -1;
-		tcptw_emit(st, &ev);
-	}
-	rcu_read_unlock();
+	tcptw_tuple_from_skb(&ev.t, skb);
+	tcptw_count_event(net, TCPTW_PAWS_ESTAB_REJECTED, &ev);
 	return 0;
 }
 
@@ -224,19 +219,12 @@ static int rcv_state_entry(struct kretprobe_instance *ri,
 static int rcv_state_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct synsent_ctx *c = (void *)ri->data;
-	struct tcptw_state *st;
 
 	if (tcptw_mib_linux(c->net, c->cpu, LINUX_MIB_PAWSACTIVEREJECTED) ==
 	    c->before)
 		return 0;
-	rcu_read_lock();
-	st = tcptw_state(c->net);
-	if (st) {
-		tcptw_inc(st, TCPTW_PAWS_ACTIVE_REJECTED);
-		c->ev.type = TCPTW_EV_PAWS_ACTIVE_REJECTED;
-		tcptw_emit(st, &c->ev);
-	}
-	rcu_read_unlock();
+	c->ev.type = TCPTW_EV_PAWS_ACTIVE_REJECTED;
+	tcptw_count_event(c->net, TCPTW_PAWS_ACTIVE_REJECTED, &c->ev);
 	return 0;
 }
 
@@ -259,7 +247,6 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	struct rst_ctx *c = (void *)ri->data;
-	struct tcptw_tuple t;
 
 	if (sk)
 		c->net = sock_net(sk);
@@ -270,12 +257,9 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 	c->cpu = smp_processor_id();
 	c->before = tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS);
 	memset(&c->ev, 0, sizeof(c->ev));
-	tcptw_tuple_from_skb(&t, skb);
-	c->ev.t.family = t.family;
-	c->ev.t.saddr = t.daddr;
-	c->ev.t.daddr = t.saddr;
-	c->ev.t.sport = t.dport;
-	c->ev.t.dport = t.sport;
+	/* the reply goes back to the segment's source */
+	tcptw_tuple_from_skb(&c->ev.t, skb);
+	tcptw_tuple_swap(&c->ev.t);
 	c->ev.age_ms = -1;
 	return 0;
 }
@@ -283,18 +267,11 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct rst_ctx *c = (void *)ri->data;
-	struct tcptw_state *st;
 
 	if (tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS) == c->before)
 		return 0;
-	rcu_read_lock();
-	st = tcptw_state(c->net);
-	if (st) {
-		tcptw_inc(st, TCPTW_RST_SENT);
-		c->ev.type = TCPTW_EV_RST_SENT;
-		tcptw_emit(st, &c->ev);
-	}
-	rcu_read_unlock();
+	c->ev.type = TCPTW_EV_RST_SENT;
+	tcptw_count_event(c->net, TCPTW_RST_SENT, &c->ev);
 	return 0;
 }
 
@@ -303,16 +280,9 @@ static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	struct tcptw_event ev = { .type = TCPTW_EV_RST_SENT, .age_ms = -1 };
-	struct tcptw_state *st;
 
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
-	if (st) {
-		tcptw_inc(st, TCPTW_RST_SENT);
-		tcptw_tuple_from_sk(&ev.t, sk);
-		tcptw_emit(st, &ev);
-	}
-	rcu_read_unlock();
+	tcptw_tuple_from_sk(&ev.t, sk);
+	tcptw_count_event(sock_net(sk), TCPTW_RST_SENT, &ev);
 	return 0;
 }
 
@@ -320,23 +290,11 @@ static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
 static void tp_receive_reset(void *data, struct sock *sk)
 {
 	struct tcptw_event ev = { .type = TCPTW_EV_RST_RECEIVED, .age_ms = -1 };
-	struct tcptw_state *st;
-	struct tcptw_tuple t;
 
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
-	if (st) {
-		tcptw_inc(st, TCPTW_RST_RECEIVED);
-		tcptw_tuple_from_sk(&t, sk);
-		/* received: src = the peer */
-		ev.t.family = t.family;
-		ev.t.saddr = t.daddr;
-		ev.t.daddr = t.saddr;
-		ev.t.sport = t.dport;
-		ev.t.dport = t.sport;
-		tcptw_emit(st, &ev);
-	}
-	rcu_read_unlock();
+	/* received: src = the peer */
+	tcptw_tuple_from_sk(&ev.t, sk);
+	tcptw_tuple_swap(&ev.t);
+	tcptw_count_event(sock_net(sk), TCPTW_RST_RECEIVED, &ev);
 }
 
 static struct kretprobe krp_conn_request = {

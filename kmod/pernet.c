@@ -49,6 +49,20 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 	tcptw_ring_push(st->ring, ev);
 }
 
+void tcptw_count_event(const struct net *net, enum tcptw_counter c,
+		       struct tcptw_event *ev)
+{
+	struct tcptw_state *st;
+
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (st) {
+		tcptw_inc(st, c);
+		tcptw_emit(st, ev);
+	}
+	rcu_read_unlock();
+}
+
 static void state_free(struct tcptw_state *st)
 {
 	tcptw_table_free(st->listeners);

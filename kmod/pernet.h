@@ -84,6 +84,9 @@ static inline void tcptw_hist_add(struct tcptw_state *st, enum tcptw_hist h,
 u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot);
 void tcptw_state_reset(struct tcptw_state *st);
 void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
+/* count @c in @net and log @ev, if tcptw tracks @net; any context */
+void tcptw_count_event(const struct net *net, enum tcptw_counter c,
+		       struct tcptw_event *ev);
 
 int tcptw_pernet_init(void);
 void tcptw_pernet_uninit(void);

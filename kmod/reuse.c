@@ -78,16 +78,6 @@ static u8 reuse_reason(const struct net *net, const struct sock *sktw,
 	return TCPTW_REUSE_OK;
 }
 
-static void tuple_swap(struct tcptw_tuple *t)
-{
-	struct tcptw_tuple r = *t;
-
-	t->saddr = r.daddr;
-	t->daddr = r.saddr;
-	t->sport = r.dport;
-	t->dport = r.sport;
-}
-
 static int twsk_unique_entry(struct kretprobe_instance *ri,
 			     struct pt_regs *regs)
 {
@@ -106,7 +96,7 @@ static int twsk_unique_entry(struct kretprobe_instance *ri,
 		return 1;
 	memset(&c->ev, 0, sizeof(c->ev));
 	tcptw_tuple_from_tw(&c->ev.t, tw);
-	tuple_swap(&c->ev.t);
+	tcptw_tuple_swap(&c->ev.t);
 	c->ev.age_ms = tcptw_tw_age_ms(tw);
 	c->ev.ts_recent = READ_ONCE(tcp_twsk(sktw)->tw_ts_recent);
 	if (READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp))

@@ -80,4 +80,15 @@ static inline void tcptw_tuple_from_skb(struct tcptw_tuple *t,
 	t->daddr.v4 = ip_hdr(skb)->daddr;
 }
 
+/* The other direction of the same connection. */
+static inline void tcptw_tuple_swap(struct tcptw_tuple *t)
+{
+	struct tcptw_tuple r = *t;
+
+	t->saddr = r.daddr;
+	t->daddr = r.saddr;
+	t->sport = r.dport;
+	t->dport = r.sport;
+}
+
 #endif /* _TCPTW_TUPLE_H */
