@@ -1,0 +1,254 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Accept-queue overflow and SYN-queue full on a listener:
+#
+#   cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2:8080
+#   30 non-blocking connects         net.core.somaxconn=10, listen(100)
+#   10 ms apart, 5 s window          never accept()s (tcptw_traffic --no-accept)
+#
+# Accept queue (tcp_syncookies 0, 1, 2): 11 connects (backlog + 1)
+# complete, the other SYNs are dropped in silence and retransmitted.
+# Asserted: ListenOverflow == TcpExt ListenOverflows delta == ListenDrops
+# delta > 0 == (connects that never completed) + cli TCPSynRetrans delta;
+# ListenOverflowSyn + ListenOverflowAck == ListenOverflow; the listeners row
+# of 198.18.0.2:8080 carries it; in mode 2 ListenSynCookieSent ==
+# SyncookiesSent. Control: a server that accepts at once, same load -> 0.
+#
+# SYN queue: cli drops every incoming SYN-ACK (nft), so the requests stay
+# in SYN-RECV and fill the SYN queue (10). Cookies off: ListenSynDrop ==
+# TCPReqQFullDrop delta > 0; cookies on: ListenSynCookieSent ==
+# SyncookiesSent delta > 0 and ListenSynDrop == 0.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat nft
+require_traffic
+require_module
+PY=/usr/bin/python3
+SOCK=$LIB_DIR/tcptw_sock.py
+[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+
+N=30
+SRV=198.18.0.2
+PORT=8080
+
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
+	ip -n "$srv" addr add $SRV/24 dev eth0
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	ip netns exec "$srv" sysctl -qw net.core.somaxconn=10
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+# listener_row NS ADDR PORT : the listeners row of ADDR PORT, or nothing.
+listener_row()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
+}
+
+# run_burst NAME WINDOW_S SERVER_KIND : one burst of N connects against a
+# fresh srv; fills B (before) and A (after) snapshots of cli and srv, ROW
+# (the listeners row) and OUT (the burst's JSON).
+declare -A B A
+run_burst()
+{
+	local name=$1 window=$2 kind=$3
+
+	OUT=$TMPDIR_T/$name.burst.json
+	if [ "$kind" = accept ]; then
+		bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
+			echo-server $SRV $PORT 30
+		SERVER_PID=$BG_PID
+		busywait 10000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
+			{ check_err 1 "echo server did not start"; return 1; }
+	else
+		server_start "$srv" "$TMPDIR_T/$name.srv" --listen $SRV:$PORT \
+			--no-accept --backlog 100 --timeout 60 ||
+			{ check_err 1 "server did not start"; return 1; }
+	fi
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	ns_snapshot "$cli" B c_
+	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" burst $SRV $PORT $N 10 \
+		"$window" >"$OUT"
+	check_err $? "burst client failed"
+	# Closed SYN-SENT sockets send nothing; let the last segments land.
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	ns_snapshot "$cli" A c_
+	ROW=$(listener_row "$srv" $SRV $PORT)
+	diag "burst: $(cat "$OUT")"
+	diag "srv listeners row: ${ROW:--}"
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+}
+
+# d KEY : after - before of snapshot key KEY (s_mib_..., c_tw_..., ...).
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+test_accept_overflow()
+{
+	local cookies=$1 name ok ovf drops retr mod syn ack row_sum
+
+	name="listen: accept queue overflow, tcp_syncookies=$cookies"
+	test_begin "$name"
+	if ! probe_gate tcp_conn_request tcp_check_req; then
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
+	run_burst "ovf$cookies" 5 noaccept
+	ok=$(json_get "$OUT" ok)
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	drops=$(d s_mib_TcpExtListenDrops)
+	retr=$(d c_mib_TcpExtTCPSynRetrans)
+	mod=$(d s_tw_ListenOverflow)
+	syn=$(d s_tw_ListenOverflowSyn)
+	ack=$(d s_tw_ListenOverflowAck)
+	diag "srv ListenOverflows=$ovf ListenDrops=$drops SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) cli TCPSynRetrans=$retr | ListenOverflow=$mod (syn $syn ack $ack) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent)"
+	check_eq "connects completed == backlog + 1" "$ok" 11
+	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
+	check_eq "srv ListenDrops == ListenOverflows" "$drops" "$ovf"
+	check_eq "ListenOverflows == never connected + cli TCPSynRetrans" \
+		"$ovf" $(( N - ok + retr ))
+	check_mod_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+	check_mod_eq "srv ListenOverflowSyn + ListenOverflowAck == ListenOverflow" \
+		$(( syn + ack )) "$mod"
+	if [ "$HAVE_MODULE" = 1 ]; then
+		row_sum=$(echo "$ROW" | awk 'NF { print $5 + $6 }')
+		check_eq "listeners row $SRV $PORT overflow_syn + overflow_ack" \
+			"$row_sum" "$mod"
+		check_eq "listeners row max_backlog" \
+			"$(echo "$ROW" | awk '{ print $4 }')" 10
+		check_eq "srv events listen_overflow" \
+			"$(events_count "$srv" listen_overflow "dst=$SRV:$PORT")" "$mod"
+		check_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
+	fi
+	if [ "$cookies" = 2 ]; then
+		check_gt "srv TcpExt SyncookiesSent" \
+			"$(d s_mib_TcpExtSyncookiesSent)" 0
+		check_mod_eq "srv ListenSynCookieSent == SyncookiesSent" \
+			"$(d s_tw_ListenSynCookieSent)" "$(d s_mib_TcpExtSyncookiesSent)"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_accept_control()
+{
+	local name="listen: control: a server that accepts at once -> ListenOverflow 0"
+
+	test_begin "$name"
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	run_burst ctl 3 accept
+	diag "srv ListenOverflows=$(d s_mib_TcpExtListenOverflows) | ListenOverflow=$(d s_tw_ListenOverflow)"
+	check_eq "connects completed" "$(json_get "$OUT" ok)" $N
+	check_eq "srv TcpExt ListenOverflows" "$(d s_mib_TcpExtListenOverflows)" 0
+	check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
+	check_mod_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
+	check_mod_eq "srv ListenSynCookieSent" "$(d s_tw_ListenSynCookieSent)" 0
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "listeners row for $SRV $PORT" "${ROW:-none}" none
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_syn_queue()
+{
+	local cookies=$1 name
+	local qdrop sent mdrop mcookie
+
+	if [ "$cookies" = 0 ]; then
+		name="listen: SYN queue full, cookies off -> ListenSynDrop == TCPReqQFullDrop"
+	else
+		name="listen: SYN queue full, cookies on -> ListenSynCookieSent == SyncookiesSent"
+	fi
+	test_begin "$name"
+	if ! probe_gate tcp_conn_request; then
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
+	# The handshake never completes: requests pile up in SYN-RECV.
+	ip netns exec "$cli" nft -f - <<-EOF
+	table inet synq {
+		chain inbound {
+			type filter hook input priority 0; policy accept;
+			tcp flags & (syn | ack) == (syn | ack) drop
+		}
+	}
+	EOF
+	check_err $? "nft ruleset"
+	run_burst "synq$cookies" 3 noaccept
+	qdrop=$(d s_mib_TcpExtTCPReqQFullDrop)
+	sent=$(d s_mib_TcpExtSyncookiesSent)
+	mdrop=$(d s_tw_ListenSynDrop)
+	mcookie=$(d s_tw_ListenSynCookieSent)
+	diag "srv TCPReqQFullDrop=$qdrop SyncookiesSent=$sent ListenDrops=$(d s_mib_TcpExtListenDrops) ListenOverflows=$(d s_mib_TcpExtListenOverflows) | ListenSynDrop=$mdrop ListenSynCookieSent=$mcookie ListenOverflow=$(d s_tw_ListenOverflow)"
+	check_eq "connects completed" "$(json_get "$OUT" ok)" 0
+	check_eq "srv TcpExt ListenOverflows" "$(d s_mib_TcpExtListenOverflows)" 0
+	check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
+	if [ "$cookies" = 0 ]; then
+		check_gt "srv TcpExt TCPReqQFullDrop" "$qdrop" 0
+		check_eq "srv ListenDrops == TCPReqQFullDrop" \
+			"$(d s_mib_TcpExtListenDrops)" "$qdrop"
+		check_mod_eq "srv ListenSynDrop == TCPReqQFullDrop" "$mdrop" "$qdrop"
+		check_mod_eq "srv ListenSynCookieSent" "$mcookie" 0
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "listeners row syn_drop" \
+				"$(echo "$ROW" | awk '{ print $7 }')" "$mdrop"
+			check_eq "srv events listen_syn_drop" \
+				"$(events_count "$srv" listen_syn_drop "dst=$SRV:$PORT")" "$mdrop"
+		fi
+	else
+		check_gt "srv TcpExt SyncookiesSent" "$sent" 0
+		check_eq "srv TcpExt TCPReqQFullDrop" "$qdrop" 0
+		check_mod_eq "srv ListenSynCookieSent == SyncookiesSent" "$mcookie" "$sent"
+		check_mod_eq "srv ListenSynDrop" "$mdrop" 0
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "listeners row cookie_sent" \
+				"$(echo "$ROW" | awk '{ print $8 }')" "$mcookie"
+			check_eq "srv events listen_syn_cookie" \
+				"$(events_count "$srv" listen_syn_cookie "dst=$SRV:$PORT")" "$mcookie"
+		fi
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 6
+test_accept_overflow 0
+test_accept_overflow 1
+test_accept_overflow 2
+test_accept_control
+test_syn_queue 0
+test_syn_queue 1
+ktap_finish

@@ -1,0 +1,248 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Socket and packet helpers for tcptw_listen.sh, tcptw_conntrack.sh and
+# tcptw_paws_other.sh, for what tcptw_traffic (one blocking connection at
+# a time) cannot do. Run it inside a namespace with `ip netns exec`.
+# Every mode is bounded in time and prints one JSON line.
+#
+#   burst ADDR PORT N GAP_MS WINDOW_S
+#       N non-blocking connects GAP_MS apart, all in flight together; after
+#       WINDOW_S seconds count the ones that completed and close them all
+#       (a socket still in SYN-SENT sends nothing when closed).
+#   echo-server ADDR PORT TIMEOUT_S
+#       accept and echo, one thread per connection.
+#   idle ADDR PORT IDLE_S [--user-timeout MS] [--keepalive IDLE,INTVL,CNT]
+#       connect, echo "a", stay idle IDLE_S, send "b" and wait (bounded)
+#       for its echo; prints the errno name the second exchange got.
+#   paws-estab SRC DST DPORT K   (scapy; the caller drops our RSTs)
+#       handshake by hand with timestamps, one good data segment, then K
+#       data segments whose TSval is 100000 ticks older: each one must be
+#       rejected by PAWS on the server's established socket.
+#   paws-active IFACE DPORT K TIMEOUT_S   (scapy; the caller drops the
+#       SYNs before the local stack sees them)
+#       answer the first K SYNs to DPORT with a SYN-ACK whose ACK number is
+#       right but whose TSecr is 1000 s past the SYN's TSval; count the RSTs
+#       the client sends back.
+
+import errno
+import json
+import select
+import socket
+import sys
+import threading
+import time
+
+
+def out(d):
+    print(json.dumps(d, sort_keys=True, separators=(",", ":")))
+    sys.stdout.flush()
+
+
+def burst(addr, port, n, gap_ms, window):
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.connect((addr, port))
+        except BlockingIOError:
+            pass
+        socks.append(s)
+        time.sleep(gap_ms / 1000.0)
+    end = time.monotonic() + window
+    done = {}
+    while time.monotonic() < end and len(done) < n:
+        pend = [s for s in socks if s.fileno() not in done]
+        _, w, _ = select.select([], pend, [], max(0, end - time.monotonic()))
+        for s in w:
+            done[s.fileno()] = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    ok = sum(1 for e in done.values() if e == 0)
+    failed = sum(1 for e in done.values() if e != 0)
+    for s in socks:
+        s.close()
+    out({"attempts": n, "ok": ok, "failed": failed,
+         "pending": n - ok - failed})
+
+
+def echo_conn(c):
+    try:
+        while True:
+            d = c.recv(4096)
+            if not d:
+                break
+            c.sendall(d)
+    except OSError:
+        pass
+    c.close()
+
+
+def echo_server(addr, port, timeout):
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port))
+    ls.listen(128)
+    ls.settimeout(timeout)
+    print("listening", file=sys.stderr, flush=True)
+    n = 0
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        ls.settimeout(max(0.1, end - time.monotonic()))
+        try:
+            c, _ = ls.accept()
+        except socket.timeout:
+            break
+        n += 1
+        threading.Thread(target=echo_conn, args=(c,), daemon=True).start()
+    out({"accepted": n})
+
+
+def idle(addr, port, idle_s, args):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    res = {"connect": "", "first": "", "second": "", "second_ms": 0}
+    i = 0
+    while i < len(args):
+        if args[i] == "--user-timeout":
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT,
+                         int(args[i + 1]))
+            i += 2
+        elif args[i] == "--keepalive":
+            ki, kv, kc = (int(x) for x in args[i + 1].split(","))
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, ki)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, kv)
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, kc)
+            i += 2
+        else:
+            raise SystemExit("idle: bad option " + args[i])
+    s.settimeout(5)
+    try:
+        s.connect((addr, port))
+        res["connect"] = "ok"
+        s.sendall(b"a")
+        res["first"] = "ok" if s.recv(16) == b"a" else "EPROTO"
+    except OSError as e:
+        res["connect" if not res["connect"] else "first"] = \
+            errno.errorcode.get(e.errno, "timeout")
+        out(res)
+        return
+    time.sleep(idle_s)
+    t0 = time.monotonic()
+    s.settimeout(30)
+    try:
+        s.sendall(b"b")
+        d = s.recv(16)
+        res["second"] = "ok" if d == b"b" else ("EOF" if not d else "EPROTO")
+    except socket.timeout:
+        res["second"] = "timeout"
+    except OSError as e:
+        res["second"] = errno.errorcode.get(e.errno, str(e.errno))
+    res["second_ms"] = int((time.monotonic() - t0) * 1000)
+    s.close()
+    out(res)
+
+
+def ts_opt(pkt):
+    from scapy.all import TCP
+    for k, v in pkt[TCP].options:
+        if k == "Timestamp":
+            return v
+    return None
+
+
+def paws_estab(src, dst, dport, k):
+    from scapy.all import IP, TCP, conf, sr1, send
+    conf.verb = 0
+    sport = 41000
+    isn = 1000000
+    ts0 = 5000000
+    syn = IP(src=src, dst=dst) / TCP(
+        sport=sport, dport=dport, flags="S", seq=isn, window=64240,
+        options=[("MSS", 1460), ("SAckOK", b""), ("Timestamp", (ts0, 0)),
+                 ("NOP", None), ("WScale", 7)])
+    sa = sr1(syn, timeout=5)
+    if sa is None or (sa[TCP].flags & 0x12) != 0x12:
+        out({"error": "no SYN-ACK", "injected": 0})
+        return
+    srv_ts = ts_opt(sa)[0]
+    rcv = sa[TCP].seq + 1
+
+    def seg(seq, tsval, flags, payload=b""):
+        return IP(src=src, dst=dst) / TCP(
+            sport=sport, dport=dport, flags=flags, seq=seq, ack=rcv,
+            window=502,
+            options=[("NOP", None), ("NOP", None),
+                     ("Timestamp", (tsval, srv_ts))]) / payload
+
+    send(seg(isn + 1, ts0 + 1, "A"))
+    # A good segment: the server's ts_recent becomes ts0 + 2.
+    send(seg(isn + 1, ts0 + 2, "PA", b"x"))
+    time.sleep(0.3)
+    # Old TSval, in-window sequence number: PAWS must reject each one.
+    for i in range(k):
+        send(seg(isn + 2, ts0 + 2 - 100000, "PA", b"y"))
+        time.sleep(0.05)
+    out({"injected": k, "sport": sport})
+
+
+def paws_active(iface, dport, k, timeout):
+    from scapy.all import IP, TCP, AsyncSniffer, conf, send
+    conf.verb = 0
+    state = {"answered": 0, "rsts": 0, "syns": 0}
+
+    def on_pkt(p):
+        if IP not in p or TCP not in p or p[TCP].dport != dport:
+            return
+        t = p[TCP]
+        if t.flags & 0x04:
+            state["rsts"] += 1
+            return
+        if (t.flags & 0x12) != 0x02:
+            return
+        state["syns"] += 1
+        if state["answered"] >= k:
+            return
+        ts = ts_opt(p)
+        if ts is None:
+            return
+        tsecr = (ts[0] + 1000000) % (1 << 32) or 1
+        sa = IP(src=p[IP].dst, dst=p[IP].src) / TCP(
+            sport=dport, dport=t.sport, flags="SA", seq=777000,
+            ack=t.seq + 1, window=64240,
+            options=[("MSS", 1460), ("NOP", None), ("NOP", None),
+                     ("Timestamp", (123456, tsecr))])
+        send(sa)
+        state["answered"] += 1
+
+    sn = AsyncSniffer(iface=iface, filter="tcp port %d" % dport,
+                      prn=on_pkt, store=False)
+    sn.start()
+    time.sleep(1)
+    print("ready", file=sys.stderr, flush=True)
+    time.sleep(timeout)
+    sn.stop()
+    out({"injected": state["answered"], "rsts": state["rsts"],
+         "syns": state["syns"]})
+
+
+def main(a):
+    if not a:
+        raise SystemExit(__doc__)
+    m = a[0]
+    if m == "burst":
+        burst(a[1], int(a[2]), int(a[3]), int(a[4]), float(a[5]))
+    elif m == "echo-server":
+        echo_server(a[1], int(a[2]), float(a[3]))
+    elif m == "idle":
+        idle(a[1], int(a[2]), float(a[3]), a[4:])
+    elif m == "paws-estab":
+        paws_estab(a[1], a[2], int(a[3]), int(a[4]))
+    elif m == "paws-active":
+        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]))
+    else:
+        raise SystemExit("unknown mode " + m)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
