@@ -483,7 +483,7 @@ has_mib()
 ct_stat()
 {
 	ip netns exec "$1" conntrack -S 2>/dev/null |
-		tr ' ' '\n' | awk -F= -v k="$2" '$1 == k { s += $2 } END { print s + 0 }'
+		tr -s ' \t' '\n\n' | awk -F= -v k="$2" '$1 == k { s += $2 } END { print s + 0 }'
 }
 
 # tw_sockets NS : TIME_WAIT sockets (any substate) now in @ns.
@@ -506,7 +506,7 @@ ns_snapshot()
 	done < <(ip netns exec "$ns" sh -c "
 		cat $TCPTW_PROC/counters 2>/dev/null | awk '{ print \"tw_\" \$1, \$2 }'
 		nstat -asz 2>/dev/null | awk '/^[A-Za-z]/ { print \"mib_\" \$1, \$2 }'
-		conntrack -S 2>/dev/null | tr ' ' '\n' |
+		conntrack -S 2>/dev/null | tr -s ' \t' '\n\n' |
 			awk -F= 'NF == 2 { s[\$1] += \$2 } END { for (k in s) print \"ct_\" k, s[k] }'
 	")
 }
