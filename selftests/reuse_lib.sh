@@ -1,0 +1,157 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Helpers shared by the client-side selftests (tcptw_port_exhaustion.sh,
+# tcptw_tw_reuse.sh, tcptw_nginx_upstream.sh), sourced after lib.sh:
+# a veth pair with explicit per-netns sysctls, before/after snapshots of
+# one namespace's tcptw and MIB counters, the peers table, and the
+# per-connect outcome of tcptw_traffic --verbose.
+
+# The ephemeral range every scenario squeezes the client into: 50 ports.
+PORT_LO=20000
+PORT_HI=20049
+NPORTS=$((PORT_HI - PORT_LO + 1))
+
+# rl_pair : fresh $cli and $srv joined by a veth; cli 198.18.0.1 / fd00::1,
+# srv 198.18.0.2 / fd00::2. Fresh namespaces also mean fresh tcptw
+# counters, TIME_WAIT sockets and MIBs.
+rl_pair()
+{
+	setup_ns cli srv || return 1
+	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
+	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
+	ip -n "$cli" addr add fd00::1/64 dev eth0 nodad
+	ip -n "$srv" addr add fd00::2/64 dev eth0 nodad
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+# rl_sysctl NS KEY=VALUE... : set sysctls in @ns; a failure is a test error.
+rl_sysctl()
+{
+	local ns=$1 kv; shift
+
+	for kv in "$@"; do
+		if ! ip netns exec "$ns" sysctl -qw "$kv"; then
+			check_err 1 "sysctl $kv in $ns failed"
+			return 1
+		fi
+	done
+}
+
+# rl_client_sysctls NS TW_REUSE [LO HI] : the client's settings, all
+# explicit (a new netns defaults to tcp_tw_reuse=2). Kernels with
+# net.ipv4.tcp_tw_reuse_delay (6.14+, milliseconds, default 1000) measure
+# the TIME_WAIT age in ms instead of comparing CLOCK_MONOTONIC seconds; at
+# 500 ms a socket from the previous second-aligned burst (~950 ms old) is
+# reusable and one from the current burst (< 100 ms) is not, the same
+# outcome as the 1 s granularity of older kernels.
+RL_REUSE_DELAY_MS=500
+rl_client_sysctls()
+{
+	local ns=$1 reuse=$2 lo=${3:-$PORT_LO} hi=${4:-$PORT_HI}
+
+	rl_sysctl "$ns" "net.ipv4.ip_local_port_range=$lo $hi" \
+		net.ipv4.tcp_tw_reuse="$reuse" net.ipv4.tcp_timestamps=1 ||
+		return 1
+	if ip netns exec "$ns" test -e /proc/sys/net/ipv4/tcp_tw_reuse_delay; then
+		rl_sysctl "$ns" net.ipv4.tcp_tw_reuse_delay="$RL_REUSE_DELAY_MS"
+	fi
+}
+
+# rl_snap NS ARRAY : ns_snapshot into the associative array ARRAY.
+rl_snap()
+{
+	ns_snapshot "$1" "$2" ""
+}
+
+# rl_delta KEY : ${AFTER[KEY]} - ${BEFORE[KEY]} (0 if absent).
+declare -A BEFORE AFTER
+rl_delta()
+{
+	echo $(( ${AFTER[$1]:-0} - ${BEFORE[$1]:-0} ))
+}
+
+# rl_tw NAME : the tcptw counter delta, empty without the module.
+rl_tw()
+{
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	rl_delta "tw_$1"
+}
+
+# rl_mib NAME : the MIB delta (TcpExtTW, TcpExtTWRecycled, ...).
+rl_mib()
+{
+	rl_delta "mib_$1"
+}
+
+# rl_peer NS ADDR PORT COLUMN : a column of @ns's peers row for ADDR PORT,
+# looked up by the header's column names; 0 if there is no such row (no
+# decision was ever recorded for that endpoint), empty without the module.
+rl_peer()
+{
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	ip netns exec "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
+		awk -v a="$2" -v p="$3" -v c="$4" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == a && $2 == p { v = $(col[c]); f = 1 }
+		END { if (!(c in col)) exit 1; print f ? v : 0 }'
+}
+
+# rl_peers_dump NS : the peers table as diagnostics.
+rl_peers_dump()
+{
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	ip netns exec "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
+		sed 's/^/#   peers: /'
+}
+
+# rl_tw_dump : the reuse counters' deltas on one line.
+rl_tw_dump()
+{
+	local k line=
+
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	for k in TwReuseGranted TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly \
+		 TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent \
+		 TwReuseDeniedFinWait2 ConnectPortExhausted ConnectTupleInUse \
+		 TwCreated; do
+		line+=" $k=$(rl_tw $k)"
+	done
+	diag "tcptw:$line"
+}
+
+# rl_outcomes FILE : one character per attempt from tcptw_traffic
+# --verbose: '.' ok, 'X' EADDRNOTAVAIL, '?' any other error.
+rl_outcomes()
+{
+	grep -o '"err":"[A-Za-z0-9]*"' "$1" | awk -F'"' '
+		{ s = s ($4 == "" ? "." : ($4 == "EADDRNOTAVAIL" ? "X" : "?")) }
+		END { print s }'
+}
+
+# rl_burst_mismatch FILE BURST QUOTA : attempts of aligned bursts of BURST
+# whose outcome differs from "the first QUOTA of each burst succeed, the
+# rest fail with EADDRNOTAVAIL".
+rl_burst_mismatch()
+{
+	rl_outcomes "$1" | awk -v b="$2" -v q="$3" '
+		{ n = split($0, c, "")
+		  for (i = 1; i <= n; i++) {
+			want = ((i - 1) % b < q) ? "." : "X"
+			if (c[i] != want) bad++
+		  } }
+		END { print bad + 0 }'
+}
+
+# rl_show_bursts FILE BURST : the outcomes, one burst per line.
+rl_show_bursts()
+{
+	rl_outcomes "$1" | awk -v b="$2" '
+		{ for (i = 1; i <= length($0); i += b)
+			print "#   burst " int(i / b) ": " substr($0, i, b) }'
+}

@@ -1,0 +1,178 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Ephemeral port exhaustion on the client (seeds 003/004, and 000: a peer
+# without timestamps makes tcp_tw_reuse useless):
+#
+#   cli 198.18.0.1 / fd00::1 --eth0---eth0-- srv 198.18.0.2 / fd00::2 :8080
+#   ip_local_port_range 20000 20049            (tcp_timestamps 0 in the
+#   tcp_tw_reuse 0 (or 1), client closes first  no-timestamps case)
+#
+# The client closes first, so each connection leaves a TIME_WAIT socket on
+# cli holding one of its 50 ports. With tcp_tw_reuse=0 (or =1 while the
+# server sends no timestamps) none of them may be reused: of 80 sequential
+# connects exactly the first 50 succeed and the other 30 fail with
+# EADDRNOTAVAIL without sending a SYN. Asserted, per namespace (fresh each
+# time, so tcptw's counters start at 0):
+#  - ground truth: ok 50 then 30 EADDRNOTAVAIL, TcpExt TW delta 50,
+#    TWRecycled 0, 50 TIME_WAIT sockets;
+#  - ConnectPortExhausted == the client's EADDRNOTAVAIL count;
+#  - each connect examined TIME_WAIT candidates and every refusal has the
+#    one right reason (TwReuseDeniedDisabled, resp. ...NoTimestamps; the
+#    other reasons 0), TwReuseGranted 0;
+#  - the peers row of the server endpoint carries port_exhausted and the
+#    denial column, equal to the counters.
+# Control: 200 ports for 80 connects: all succeed, ConnectPortExhausted 0.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/reuse_lib.sh"
+
+require_root
+require_cmd ip nstat ss
+require_traffic
+require_module
+
+N=80
+
+# run_exhaust NAME DST : server on srv, N client connects (client closes
+# first) from cli; fills BEFORE/AFTER (cli) and OUT.
+run_exhaust()
+{
+	local name=$1 dst=$2
+
+	OUT=$TMPDIR_T/$name.client.json
+	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
+	     --listen "$dst" --count 0 --timeout 60 --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	BEFORE=() AFTER=()
+	rl_snap "$cli" BEFORE
+	timeout 90 "$TRAFFIC" client --connect "$dst" --count $N \
+		--netns "$(nspath "$cli")" --close-first client --barrier \
+		--connect-timeout 3000 --timeout 60 --verbose >"$OUT"
+	check_err $? "client failed"
+	rl_snap "$cli" AFTER
+	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	diag "outcomes: $(rl_outcomes "$OUT")"
+	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$cli")"
+	rl_tw_dump
+	rl_peers_dump "$cli"
+}
+
+# check_exhausted PEER_ADDR REASON_COUNTER REASON_COLUMN : the assertions
+# shared by the tw_reuse=0 and no-timestamps cases.
+check_exhausted()
+{
+	local peer=$1 reason=$2 col=$3 eaddr k
+
+	eaddr=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+	check_eq "client ok" "$(json_get "$OUT" ok)" $NPORTS
+	check_eq "client EADDRNOTAVAIL" "$eaddr" $((N - NPORTS))
+	check_eq "client failures (any errno)" "$(json_get "$OUT" failed)" \
+		$((N - NPORTS))
+	check_eq "attempts not following ok x50 then EADDRNOTAVAIL" \
+		"$(rl_burst_mismatch "$OUT" $N $NPORTS)" 0
+	check_eq "cli TcpExt TW delta" "$(rl_mib TcpExtTW)" $NPORTS
+	check_eq "cli TcpExt TWRecycled delta" "$(rl_mib TcpExtTWRecycled)" 0
+	check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" $NPORTS
+	check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+		"$(rl_tw ConnectPortExhausted)" "$eaddr"
+	check_mod_gt "$reason" "$(rl_tw "$reason")" 0
+	check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
+	check_mod_eq "ConnectTupleInUse" "$(rl_tw ConnectTupleInUse)" 0
+	for k in TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly \
+		 TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent \
+		 TwReuseDeniedFinWait2; do
+		[ "$k" = "$reason" ] && continue
+		check_mod_eq "$k (not the reason here)" "$(rl_tw $k)" 0
+	done
+	check_mod_eq "peers $peer 8080 port_exhausted == client EADDRNOTAVAIL" \
+		"$(rl_peer "$cli" "$peer" 8080 port_exhausted)" "$eaddr"
+	check_mod_eq "peers $peer 8080 $col == $reason" \
+		"$(rl_peer "$cli" "$peer" 8080 "$col")" "$(rl_tw "$reason")"
+	check_mod_eq "peers $peer 8080 reuse_granted" \
+		"$(rl_peer "$cli" "$peer" 8080 reuse_granted)" 0
+}
+
+# tw_reuse=0, timestamps on: 50 ok, then EADDRNOTAVAIL.
+test_reuse_off()
+{
+	local fam=$1 dst=$2 peer=$3
+	local name="port_exhaustion: $fam: tcp_tw_reuse=0, $NPORTS ports: ConnectPortExhausted == EADDRNOTAVAIL"
+
+	test_begin "reuse off $fam"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_exhaust "off_$fam" "$dst"; then
+		check_exhausted "$peer" TwReuseDeniedDisabled denied_disabled
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# Seed 000: tcp_tw_reuse=1 on the client, but the server sends no
+# timestamps, so no TIME_WAIT socket has a peer timestamp to protect a
+# reuse: the same 50 ok, then EADDRNOTAVAIL.
+test_no_timestamps()
+{
+	local name="port_exhaustion: tcp_tw_reuse=1, server tcp_timestamps=0: TwReuseDeniedNoTimestamps, nothing granted"
+
+	test_begin "no timestamps"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 1 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
+	   run_exhaust nots 198.18.0.2:8080; then
+		check_exhausted 198.18.0.2 TwReuseDeniedNoTimestamps \
+			denied_no_timestamps
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# Control: 200 ports for 80 connects; nothing is exhausted.
+test_control()
+{
+	local name="port_exhaustion: control: 200 ports, 80 connects -> ConnectPortExhausted 0"
+
+	test_begin "control"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 0 $PORT_LO $((PORT_LO + 199)) &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_exhaust control 198.18.0.2:8080; then
+		check_eq "client ok" "$(json_get "$OUT" ok)" $N
+		check_eq "client failures" "$(json_get "$OUT" failed)" 0
+		check_eq "cli TcpExt TW delta" "$(rl_mib TcpExtTW)" $N
+		check_mod_eq "ConnectPortExhausted" \
+			"$(rl_tw ConnectPortExhausted)" 0
+		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
+		check_mod_eq "peers 198.18.0.2 8080 port_exhausted" \
+			"$(rl_peer "$cli" 198.18.0.2 8080 port_exhausted)" 0
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 4
+test_reuse_off ipv4 198.18.0.2:8080 198.18.0.2
+test_reuse_off ipv6 "[fd00::2]:8080" fd00::2
+test_no_timestamps
+test_control
+ktap_finish
