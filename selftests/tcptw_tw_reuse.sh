@@ -1,0 +1,370 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# TIME_WAIT reuse on connect(): when it is granted, and why it is refused.
+#
+#   cli 198.18.0.1 / fd00::1 --eth0---eth0-- srv 198.18.0.2 / fd00::2 :8080
+#   ip_local_port_range 20000 20049 (50 ports), client closes first
+#
+#   loopback case, one namespace:
+#   cli 127.0.0.1 --lo-- 127.0.0.1:8080 (server in cli)
+#
+# Each connection leaves a TIME_WAIT socket on cli holding one of its 50
+# ports (a fresh pair of namespaces per case, so counters start at 0).
+#  1. tcp_tw_reuse=1, timestamps on, bursts of 55 connects aligned on
+#     CLOCK_MONOTONIC seconds: a TIME_WAIT port may be taken over once its
+#     last peer timestamp is from an earlier second, so in every burst
+#     exactly the first 50 succeed and 5 fail with EADDRNOTAVAIL.
+#     TwReuseGranted == TcpExt TWRecycled delta == ok - 50,
+#     TwReuseDeniedTooRecent > 0, ConnectPortExhausted == the failures.
+#     IPv4 and IPv6. Control: bursts of 45 never fail, nothing exhausted.
+#  2. Default tcp_tw_reuse=2: over the veth it is refused like 0
+#     (TwReuseDeniedLoopbackOnly > 0, nothing granted); over 127.0.0.1 it
+#     is granted (TwReuseGranted == TWRecycled delta > 0).
+#  3. A socket bound with bind() to 198.18.0.1:30000, SO_REUSEADDR on the
+#     old and the new socket, connect()s to srv while its 4-tuple is in
+#     TIME_WAIT: granted even with tcp_tw_reuse=0 (TwReuseGranted ==
+#     TWRecycled delta == 2 of 3 connects); with srv's timestamps off every
+#     later connect() fails with EADDRNOTAVAIL, ConnectTupleInUse == those
+#     failures. Control: without SO_REUSEADDR bind() fails (EADDRINUSE)
+#     and no reuse decision is made at all.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/reuse_lib.sh"
+
+require_root
+require_cmd ip nstat ss
+require_traffic
+require_module
+
+BURST=55
+NBURSTS=3
+BIND_PORT=30000
+
+REASONS="TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent TwReuseDeniedFinWait2"
+
+# run_client NAME NS DST SERVER_NS SERVER_ADDR CLIENT_ARGS... : a server in
+# SERVER_NS, then the client in NS; fills BEFORE/AFTER (of NS) and OUT.
+run_client()
+{
+	local name=$1 ns=$2 dst=$3 sns=$4 saddr=$5; shift 5
+
+	OUT=$TMPDIR_T/$name.client.json
+	if ! server_start "$sns" "$TMPDIR_T/$name.server.json" \
+	     --listen "$saddr" --count 0 --timeout 60 --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	BEFORE=() AFTER=()
+	rl_snap "$ns" BEFORE
+	timeout 90 "$TRAFFIC" client --connect "$dst" \
+		--netns "$(nspath "$ns")" --close-first client --barrier \
+		--connect-timeout 3000 --timeout 60 --verbose "$@" >"$OUT"
+	check_err $? "client failed"
+	rl_snap "$ns" AFTER
+	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$ns")"
+	rl_tw_dump
+	rl_peers_dump "$ns"
+}
+
+# check_only_reason REASON : every other denial counter is 0 (the reasons
+# are mutually exclusive); REASON "" : no denial at all.
+check_only_reason()
+{
+	local k
+
+	for k in $REASONS; do
+		[ "$k" = "$1" ] && continue
+		check_mod_eq "$k (not the reason here)" "$(rl_tw "$k")" 0
+	done
+}
+
+# --------------------------------------------------------------- case 1
+
+test_bursts()
+{
+	local fam=$1 dst=$2 peer=$3 n=$((BURST * NBURSTS))
+	local name="tw_reuse: $fam: tcp_tw_reuse=1, aligned bursts of $BURST: 50/s granted, the rest TooRecent + ConnectPortExhausted"
+	local ok fail rec
+
+	test_begin "bursts $fam"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 1 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_client "bursts_$fam" "$cli" "$dst" "$srv" "$dst" \
+		--count $n --align-seconds --burst $BURST; then
+		rl_show_bursts "$OUT" $BURST
+		ok=$(json_get "$OUT" ok)
+		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+		rec=$(rl_mib TcpExtTWRecycled)
+		check_eq "client ok" "$ok" $((NPORTS * NBURSTS))
+		check_eq "client EADDRNOTAVAIL" "$fail" \
+			$(((BURST - NPORTS) * NBURSTS))
+		check_eq "client failures (any errno)" \
+			"$(json_get "$OUT" failed)" "$fail"
+		check_eq "attempts not following 50 ok + $((BURST - NPORTS)) EADDRNOTAVAIL per burst" \
+			"$(rl_burst_mismatch "$OUT" $BURST $NPORTS)" 0
+		check_eq "cli TcpExt TWRecycled delta == ok - 50" "$rec" \
+			$((ok - NPORTS))
+		check_eq "cli TcpExt TW delta == ok" "$(rl_mib TcpExtTW)" "$ok"
+		check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" $NPORTS
+		check_mod_eq "TwReuseGranted == TWRecycled delta" \
+			"$(rl_tw TwReuseGranted)" "$rec"
+		check_mod_gt "TwReuseDeniedTooRecent" \
+			"$(rl_tw TwReuseDeniedTooRecent)" 0
+		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$(rl_tw ConnectPortExhausted)" "$fail"
+		check_mod_eq "ConnectTupleInUse" "$(rl_tw ConnectTupleInUse)" 0
+		check_only_reason TwReuseDeniedTooRecent
+		check_mod_eq "peers $peer 8080 reuse_granted == TwReuseGranted" \
+			"$(rl_peer "$cli" "$peer" 8080 reuse_granted)" \
+			"$(rl_tw TwReuseGranted)"
+		check_mod_eq "peers $peer 8080 denied_too_recent == TwReuseDeniedTooRecent" \
+			"$(rl_peer "$cli" "$peer" 8080 denied_too_recent)" \
+			"$(rl_tw TwReuseDeniedTooRecent)"
+		check_mod_eq "peers $peer 8080 port_exhausted == client EADDRNOTAVAIL" \
+			"$(rl_peer "$cli" "$peer" 8080 port_exhausted)" "$fail"
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# Control: bursts of 45 < 50 ports never fail.
+test_bursts_control()
+{
+	local n=$((45 * NBURSTS)) ok rec
+	local name="tw_reuse: control: tcp_tw_reuse=1, aligned bursts of 45 -> ConnectPortExhausted 0"
+
+	test_begin "bursts control"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 1 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_client bursts_control "$cli" 198.18.0.2:8080 "$srv" \
+		198.18.0.2:8080 --count $n --align-seconds --burst 45; then
+		rl_show_bursts "$OUT" 45
+		ok=$(json_get "$OUT" ok)
+		rec=$(rl_mib TcpExtTWRecycled)
+		check_eq "client ok" "$ok" $n
+		check_eq "client failures" "$(json_get "$OUT" failed)" 0
+		# each success made a TIME_WAIT socket, each reuse ended one
+		check_eq "cli TcpExt TWRecycled delta == ok - TIME_WAIT sockets" \
+			"$rec" $((ok - $(tw_sockets "$cli")))
+		check_gt "cli TcpExt TWRecycled delta" "$rec" 0
+		check_mod_eq "TwReuseGranted == TWRecycled delta" \
+			"$(rl_tw TwReuseGranted)" "$rec"
+		check_mod_eq "ConnectPortExhausted" \
+			"$(rl_tw ConnectPortExhausted)" 0
+		check_mod_eq "peers 198.18.0.2 8080 port_exhausted" \
+			"$(rl_peer "$cli" 198.18.0.2 8080 port_exhausted)" 0
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# --------------------------------------------------------------- case 2
+
+test_default_veth()
+{
+	local n=80 fail
+	local name="tw_reuse: default tcp_tw_reuse=2 over a veth: refused, TwReuseDeniedLoopbackOnly"
+
+	test_begin "default veth"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 2 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_client default_veth "$cli" 198.18.0.2:8080 "$srv" \
+		198.18.0.2:8080 --count $n; then
+		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+		check_eq "client ok" "$(json_get "$OUT" ok)" $NPORTS
+		check_eq "client EADDRNOTAVAIL" "$fail" $((n - NPORTS))
+		check_eq "cli TcpExt TWRecycled delta" \
+			"$(rl_mib TcpExtTWRecycled)" 0
+		check_mod_gt "TwReuseDeniedLoopbackOnly" \
+			"$(rl_tw TwReuseDeniedLoopbackOnly)" 0
+		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
+		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$(rl_tw ConnectPortExhausted)" "$fail"
+		check_only_reason TwReuseDeniedLoopbackOnly
+		check_mod_eq "peers 198.18.0.2 8080 denied_loopback_only == TwReuseDeniedLoopbackOnly" \
+			"$(rl_peer "$cli" 198.18.0.2 8080 denied_loopback_only)" \
+			"$(rl_tw TwReuseDeniedLoopbackOnly)"
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_default_loopback()
+{
+	local n=$((BURST * 2)) ok fail rec
+	local name="tw_reuse: default tcp_tw_reuse=2 over 127.0.0.1: granted, TwReuseGranted == TWRecycled"
+
+	test_begin "default loopback"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if setup_ns cli && rl_client_sysctls "$cli" 2 &&
+	   run_client default_lo "$cli" 127.0.0.1:8080 "$cli" 127.0.0.1:8080 \
+		--count $n --align-seconds --burst $BURST; then
+		rl_show_bursts "$OUT" $BURST
+		ok=$(json_get "$OUT" ok)
+		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+		rec=$(rl_mib TcpExtTWRecycled)
+		check_eq "client ok" "$ok" $((NPORTS * 2))
+		check_eq "client EADDRNOTAVAIL" "$fail" $(((BURST - NPORTS) * 2))
+		check_eq "cli TcpExt TWRecycled delta == ok - 50" "$rec" \
+			$((ok - NPORTS))
+		check_mod_eq "TwReuseGranted == TWRecycled delta" \
+			"$(rl_tw TwReuseGranted)" "$rec"
+		check_mod_eq "TwReuseDeniedLoopbackOnly" \
+			"$(rl_tw TwReuseDeniedLoopbackOnly)" 0
+		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$(rl_tw ConnectPortExhausted)" "$fail"
+		check_mod_eq "peers 127.0.0.1 8080 reuse_granted == TwReuseGranted" \
+			"$(rl_peer "$cli" 127.0.0.1 8080 reuse_granted)" \
+			"$(rl_tw TwReuseGranted)"
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# --------------------------------------------------------------- case 3
+
+# Three connects from 198.18.0.1:30000, 300 ms apart, tcp_tw_reuse=0.
+run_bound()
+{
+	local name=$1; shift
+
+	run_client "$name" "$cli" 198.18.0.2:8080 "$srv" 198.18.0.2:8080 \
+		--count 3 --gap-ms 300 --bind 198.18.0.1:$BIND_PORT "$@"
+}
+
+test_bind()
+{
+	local ok rec
+	local name="tw_reuse: bind()+SO_REUSEADDR, tcp_tw_reuse=0: the TIME_WAIT 4-tuple is reused, TwReuseGranted == TWRecycled"
+
+	test_begin "bind reuse"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_bound bind_ok --reuseaddr; then
+		ok=$(json_get "$OUT" ok)
+		rec=$(rl_mib TcpExtTWRecycled)
+		check_eq "client ok" "$ok" 3
+		check_eq "cli TcpExt TWRecycled delta" "$rec" 2
+		check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" 1
+		check_mod_eq "TwReuseGranted == TWRecycled delta" \
+			"$(rl_tw TwReuseGranted)" "$rec"
+		check_mod_eq "ConnectTupleInUse" "$(rl_tw ConnectTupleInUse)" 0
+		check_mod_eq "ConnectPortExhausted" \
+			"$(rl_tw ConnectPortExhausted)" 0
+		check_only_reason ""
+		check_mod_eq "peers 198.18.0.2 8080 reuse_granted" \
+			"$(rl_peer "$cli" 198.18.0.2 8080 reuse_granted)" "$rec"
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_bind_no_timestamps()
+{
+	local fail
+	local name="tw_reuse: bind()+SO_REUSEADDR, server tcp_timestamps=0: EADDRNOTAVAIL, ConnectTupleInUse == failures"
+
+	test_begin "bind no timestamps"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
+	   run_bound bind_nots --reuseaddr; then
+		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+		check_eq "client ok" "$(json_get "$OUT" ok)" 1
+		check_eq "client EADDRNOTAVAIL" "$fail" 2
+		check_eq "cli TcpExt TWRecycled delta" \
+			"$(rl_mib TcpExtTWRecycled)" 0
+		check_mod_eq "ConnectTupleInUse == client EADDRNOTAVAIL" \
+			"$(rl_tw ConnectTupleInUse)" "$fail"
+		# one candidate per connect: the bound 4-tuple's TIME_WAIT
+		check_mod_eq "TwReuseDeniedNoTimestamps == client EADDRNOTAVAIL" \
+			"$(rl_tw TwReuseDeniedNoTimestamps)" "$fail"
+		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
+		check_mod_eq "ConnectPortExhausted" \
+			"$(rl_tw ConnectPortExhausted)" 0
+		check_only_reason TwReuseDeniedNoTimestamps
+		check_mod_eq "peers 198.18.0.2 8080 tuple_in_use == client EADDRNOTAVAIL" \
+			"$(rl_peer "$cli" 198.18.0.2 8080 tuple_in_use)" "$fail"
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# Control: without SO_REUSEADDR, bind() itself fails; connect() is never
+# reached and no reuse decision is made.
+test_bind_control()
+{
+	local k
+	local name="tw_reuse: control: bind() without SO_REUSEADDR -> EADDRINUSE, no reuse decision"
+
+	test_begin "bind control"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+	   run_bound bind_control; then
+		check_eq "client ok" "$(json_get "$OUT" ok)" 1
+		check_eq "client EADDRINUSE" \
+			"$(json_get "$OUT" errors.EADDRINUSE)" 2
+		check_eq "cli TcpExt TWRecycled delta" \
+			"$(rl_mib TcpExtTWRecycled)" 0
+		for k in TwReuseGranted ConnectTupleInUse ConnectPortExhausted; do
+			check_mod_eq "$k" "$(rl_tw $k)" 0
+		done
+		check_only_reason ""
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 8
+test_bursts ipv4 198.18.0.2:8080 198.18.0.2
+test_bursts ipv6 "[fd00::2]:8080" fd00::2
+test_bursts_control
+test_default_veth
+test_default_loopback
+test_bind
+test_bind_no_timestamps
+test_bind_control
+ktap_finish
