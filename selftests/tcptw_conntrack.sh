@@ -1,0 +1,344 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# Conntrack table full and NAT idle timeout, behind a masquerading NAT:
+#
+#   cli 198.18.1.2 --eth0---n-cli-- nat 198.18.1.1
+#                                       198.18.0.1 --n-srv---eth0-- srv 198.18.0.2:8080
+#                                   masquerade on n-srv        default route via nat
+#
+# Table full (seed 004): nf_conntrack_max=200 (only writable in the initial
+# netns: set guest-wide, restored on exit); sequential short flows
+# (tcptw_traffic, server closes first, so each entry stays in TIME_WAIT
+# for 120 s). After 200 flows new SYNs are dropped. Asserted:
+# ConntrackTableFull == nat's `conntrack -S` drop delta > 0 == the failed
+# connects + the client's TCPSynRetrans; with the limit raised: 0.
+#
+# NAT idle timeout (seed 001): nat's nf_conntrack_tcp_timeout_established=5;
+# the client (tcptw_sock.py idle) echoes "a", stays idle 8 s, sends "b".
+#  (a) nf_conntrack_tcp_loose=0: the un-NATed segment reaches srv, which
+#      has no socket for it and answers with a RST: ECONNRESET; cli
+#      RstReceived == 1, srv RstSent == 1 == srv OutRsts delta.
+#  (b) loose=1 and `ct state new tcp flags != syn drop` in forward, with
+#      TCP_USER_TIMEOUT 8 s: ETIMEDOUT, RstReceived == 0.
+#  (c) loose=0 with keepalive (idle 2 s, interval 1 s) below the timeout:
+#      the flow survives, RstSent/RstReceived 0 everywhere.
+# Every subtest also checks ConntrackInsertFailed == insert_failed delta.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat nft conntrack
+require_traffic
+require_module
+PY=/usr/bin/python3
+SOCK=$LIB_DIR/tcptw_sock.py
+[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+have_nat || { echo "SKIP: nftables NAT / conntrack not available"; exit $ksft_skip; }
+
+SRV=198.18.0.2
+PORT=8080
+CT_LIMIT=200
+CT_MAX_ORIG=
+
+test_cleanup()
+{
+	if [ -n "$CT_MAX_ORIG" ]; then
+		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
+	fi
+}
+
+topo_setup()
+{
+	setup_ns cli nat srv || return 1
+	ip link add n-cli netns "$nat" type veth peer name eth0 netns "$cli" &&
+	ip link add n-srv netns "$nat" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.1.2/24 dev eth0
+	ip -n "$srv" addr add $SRV/24 dev eth0
+	ip -n "$nat" addr add 198.18.1.1/24 dev n-cli
+	ip -n "$nat" addr add 198.18.0.1/24 dev n-srv
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	ip -n "$nat" link set n-cli up
+	ip -n "$nat" link set n-srv up
+	ip -n "$cli" route add default via 198.18.1.1
+	ip -n "$srv" route add default via 198.18.0.1
+	ip netns exec "$nat" sysctl -qw net.ipv4.ip_forward=1
+	ip netns exec "$nat" nft -f - <<-EOF || return 1
+	table ip ctnat {
+		chain post {
+			type nat hook postrouting priority srcnat; policy accept;
+			oifname "n-srv" masquerade
+		}
+	}
+	EOF
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0 &&
+	busywait 3000 link_up "$nat" n-cli && busywait 3000 link_up "$nat" n-srv
+}
+
+# ct_gate : the conntrack hooks must be attached now that the ruleset
+# loaded nf_conntrack. Marks the test skipped (absent) or failed.
+ct_gate()
+{
+	local p s
+
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	for p in nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm; do
+		s=$(probe_state "$p")
+		diag "probe $p: ${s:-missing}"
+		if [ "$s" = absent ]; then
+			skip_test "probe $p absent with nf_conntrack loaded"
+			return 1
+		elif [ "$s" != attached ]; then
+			check_err 1 "probe $p: '${s}'"
+			return 1
+		fi
+	done
+}
+
+declare -A B A
+snap()
+{
+	local arr=$1 ns
+
+	for ns in cli nat srv; do
+		ns_snapshot "${!ns}" "$arr" "${ns:0:1}_"
+	done
+}
+
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+check_insert_failed()
+{
+	check_mod_eq "nat ConntrackInsertFailed == insert_failed delta" \
+		"$(d n_tw_ConntrackInsertFailed)" "$(d n_ct_insert_failed)"
+}
+
+# run_flows NAME COUNT : COUNT sequential flows cli -> srv through nat.
+run_flows()
+{
+	local name=$1 count=$2
+
+	OUT=$TMPDIR_T/$name.client.json
+	server_start "$srv" "$TMPDIR_T/$name.srv" --listen $SRV:$PORT \
+		--timeout 90 --close-first server ||
+		{ check_err 1 "server did not start"; return 1; }
+	B=()
+	A=()
+	snap B
+	timeout 100 "$TRAFFIC" client --connect $SRV:$PORT --count "$count" \
+		--netns "$(nspath "$cli")" --close-first server \
+		--connect-timeout 2500 --timeout 80 >"$OUT"
+	check_err $? "client failed"
+	sleep 0.5
+	snap A
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	diag "client: $(cat "$OUT")"
+	diag "nat: count $(ip netns exec "$nat" sysctl -n net.netfilter.nf_conntrack_count) drop=$(d n_ct_drop) early_drop=$(d n_ct_early_drop) insert_failed=$(d n_ct_insert_failed) | ConntrackTableFull=$(d n_tw_ConntrackTableFull) ConntrackInsertFailed=$(d n_tw_ConntrackInsertFailed); cli TCPSynRetrans=$(d c_mib_TcpExtTCPSynRetrans)"
+}
+
+test_table_full()
+{
+	local name="conntrack: table full (nf_conntrack_max=$CT_LIMIT) -> ConntrackTableFull == conntrack -S drop"
+	local failed drop
+
+	test_begin "$name"
+	if ! topo_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	if ! ct_gate; then
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	CT_MAX_ORIG=$(sysctl -n net.netfilter.nf_conntrack_max)
+	if ! sysctl -qw net.netfilter.nf_conntrack_max=$CT_LIMIT; then
+		check_err 1 "cannot set nf_conntrack_max in the initial netns"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	diag "nf_conntrack_max $CT_MAX_ORIG -> $CT_LIMIT (guest-wide)"
+	run_flows full $((CT_LIMIT + 4))
+	failed=$(json_get "$OUT" failed)
+	drop=$(d n_ct_drop)
+	check_eq "flows ok == nf_conntrack_max" "$(json_get "$OUT" ok)" $CT_LIMIT
+	check_gt "nat conntrack -S drop" "$drop" 0
+	check_eq "nat drop == failed connects + cli TCPSynRetrans" "$drop" \
+		$(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))
+	check_mod_eq "nat ConntrackTableFull == conntrack -S drop" \
+		"$(d n_tw_ConntrackTableFull)" "$drop"
+	check_mod_eq "cli ConntrackTableFull" "$(d c_tw_ConntrackTableFull)" 0
+	check_insert_failed
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "nat events conntrack_table_full" \
+			"$(events_count "$nat" conntrack_table_full)" "$drop"
+	fi
+	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
+	CT_MAX_ORIG=
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_table_control()
+{
+	local name="conntrack: control: default nf_conntrack_max -> ConntrackTableFull 0"
+
+	test_begin "$name"
+	if ! topo_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	diag "nf_conntrack_max $(sysctl -n net.netfilter.nf_conntrack_max)"
+	run_flows ctl $((CT_LIMIT + 4))
+	check_eq "flows ok" "$(json_get "$OUT" ok)" $((CT_LIMIT + 4))
+	check_eq "nat conntrack -S drop" "$(d n_ct_drop)" 0
+	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
+	check_insert_failed
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# run_idle NAME ARGS... : echo server on srv, tcptw_sock.py idle 8 s on
+# cli with ARGS; sets RES (its JSON) and the snapshots.
+run_idle()
+{
+	local name=$1; shift
+
+	RES=$TMPDIR_T/$name.idle.json
+	bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
+		echo-server $SRV $PORT 60
+	SERVER_PID=$BG_PID
+	busywait 10000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
+		{ check_err 1 "echo server did not start"; return 1; }
+	B=()
+	A=()
+	snap B
+	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 8 "$@" \
+		>"$RES"
+	check_err $? "idle client failed"
+	sleep 0.5
+	snap A
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	diag "client: $(cat "$RES")"
+	diag "nat: invalid=$(d n_ct_invalid) drop=$(d n_ct_drop) | srv OutRsts=$(d s_mib_TcpOutRsts) RstSent=$(d s_tw_RstSent) RstReceived=$(d s_tw_RstReceived) | cli OutRsts=$(d c_mib_TcpOutRsts) RstSent=$(d c_tw_RstSent) RstReceived=$(d c_tw_RstReceived) EstabResets=$(d c_mib_TcpEstabResets)"
+}
+
+# idle_setup LOOSE : topology with the 5 s established timeout on nat.
+idle_setup()
+{
+	topo_setup || return 1
+	ip netns exec "$nat" sysctl -qw \
+		net.netfilter.nf_conntrack_tcp_timeout_established=5 &&
+	ip netns exec "$nat" sysctl -qw net.netfilter.nf_conntrack_tcp_loose="$1"
+}
+
+test_idle_rst()
+{
+	local name="conntrack: NAT idle timeout, tcp_loose=0 -> ECONNRESET, RstReceived == RstSent == 1"
+
+	test_begin "$name"
+	if ! probe_gate tcp_receive_reset tcp_v4_send_reset; then
+		log_test "$name"
+		return
+	fi
+	if ! idle_setup 0; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	run_idle rst
+	check_eq "client first exchange ok" \
+		"$(grep -c '"first":"ok"' "$RES")" 1
+	check_eq "client second exchange got ECONNRESET" \
+		"$(grep -c '"second":"ECONNRESET"' "$RES")" 1
+	check_eq "srv Tcp OutRsts" "$(d s_mib_TcpOutRsts)" 1
+	check_mod_eq "srv RstSent == OutRsts" "$(d s_tw_RstSent)" "$(d s_mib_TcpOutRsts)"
+	check_mod_eq "cli RstReceived" "$(d c_tw_RstReceived)" 1
+	check_mod_eq "cli RstSent == cli OutRsts" "$(d c_tw_RstSent)" "$(d c_mib_TcpOutRsts)"
+	check_mod_eq "srv RstReceived" "$(d s_tw_RstReceived)" 0
+	check_insert_failed
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "cli events rst_received from srv" \
+			"$(events_count "$cli" rst_received "src=$SRV:$PORT")" 1
+		check_eq "srv events rst_sent" \
+			"$(events_count "$srv" rst_sent "src=$SRV:$PORT")" 1
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_idle_timeout()
+{
+	local name="conntrack: NAT idle timeout, mid-stream drop rule -> ETIMEDOUT, RstReceived 0"
+
+	test_begin "$name"
+	if ! idle_setup 1; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	ip netns exec "$nat" nft -f - <<-EOF
+	table ip ctfilter {
+		chain forward_new {
+			type filter hook forward priority filter; policy accept;
+			ct state new tcp flags != syn counter drop
+		}
+	}
+	EOF
+	check_err $? "nft drop rule"
+	run_idle tmo --user-timeout 8000
+	diag "nat rule: $(ip netns exec "$nat" nft list chain ip ctfilter forward_new | grep -o 'packets [0-9]*')"
+	check_eq "client second exchange got ETIMEDOUT" \
+		"$(grep -c '"second":"ETIMEDOUT"' "$RES")" 1
+	check_gt "nat drop rule packets" \
+		"$(ip netns exec "$nat" nft list chain ip ctfilter forward_new | grep -o 'packets [0-9]*' | awk '{ print $2 }')" 0
+	check_eq "srv Tcp OutRsts" "$(d s_mib_TcpOutRsts)" 0
+	check_mod_eq "cli RstReceived" "$(d c_tw_RstReceived)" 0
+	check_mod_eq "srv RstSent" "$(d s_tw_RstSent)" 0
+	check_mod_eq "cli RstSent == cli OutRsts" "$(d c_tw_RstSent)" "$(d c_mib_TcpOutRsts)"
+	check_insert_failed
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_idle_keepalive()
+{
+	local name="conntrack: control: keepalive below the NAT timeout -> flow survives, Rst* 0"
+
+	test_begin "$name"
+	if ! idle_setup 0; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	run_idle ka --keepalive 2,1,5
+	check_eq "client second exchange ok" \
+		"$(grep -c '"second":"ok"' "$RES")" 1
+	check_gt "cli TcpExt TCPKeepAlive" "$(d c_mib_TcpExtTCPKeepAlive)" 0
+	check_eq "srv Tcp OutRsts" "$(d s_mib_TcpOutRsts)" 0
+	check_mod_eq "srv RstSent" "$(d s_tw_RstSent)" 0
+	check_mod_eq "cli RstReceived" "$(d c_tw_RstReceived)" 0
+	check_mod_eq "cli RstSent" "$(d c_tw_RstSent)" 0
+	check_mod_eq "srv RstReceived" "$(d s_tw_RstReceived)" 0
+	check_insert_failed
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive"}
+ktap_plan $(echo $TESTS | wc -w)
+for t in $TESTS; do
+	"test_$t"
+done
+ktap_finish
