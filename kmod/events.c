@@ -16,6 +16,7 @@
 #include <linux/proc_fs.h>
 #include <linux/capability.h>
 #include <linux/time64.h>
+#include <linux/ctype.h>
 #include <net/net_namespace.h>
 
 #include "pernet.h"
@@ -125,7 +126,18 @@ static const char *tcptw_event_reason(const struct tcptw_event *ev)
 		return tcptw_reuse_reason_names[ev->reason];
 	if (ev->type == TCPTW_EV_LISTEN_OVERFLOW)
 		return ev->reason == TCPTW_LISTEN_REASON_SYN ? "syn" : "ack";
+	if (ev->type == TCPTW_EV_RST_SENT)
+		return tcptw_compat_rst_reason_name(ev->reason) ?: "-";
 	return "-";
+}
+
+/* the kernel's own reason names are upper case; ours are lower case */
+static void print_reason(struct seq_file *seq, const char *r)
+{
+	seq_puts(seq, " reason=");
+	while (*r)
+		seq_putc(seq, tolower(*r++));
+	seq_putc(seq, '\n');
 }
 
 static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
@@ -154,7 +166,7 @@ static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
 		seq_printf(seq, " ts_recent=%u", ev->ts_recent);
 	else
 		seq_puts(seq, " ts_recent=-");
-	seq_printf(seq, " reason=%s\n", tcptw_event_reason(ev));
+	print_reason(seq, tcptw_event_reason(ev));
 }
 
 /* seq_file iteration: *pos counts from the oldest event still in the ring */

@@ -257,6 +257,7 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 	c->cpu = smp_processor_id();
 	c->before = tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS);
 	memset(&c->ev, 0, sizeof(c->ev));
+	c->ev.reason = tcptw_compat_rst_reason(regs);
 	/* the reply goes back to the segment's source */
 	tcptw_tuple_from_skb(&c->ev.t, skb);
 	tcptw_tuple_swap(&c->ev.t);

@@ -82,4 +82,53 @@ static inline bool tcptw_compat_tw_reuse_checks_fin_wait2(void)
 	return KERNEL_VERSION(6, 1, 0) <= LINUX_VERSION_CODE;
 }
 
+/*
+ * Why the kernel sent a RST, as an index into its own reason list plus one
+ * (0: the kernel gives none), and that reason's name. @regs are the
+ * registers at entry to tcp_v4_send_reset() / tcp_v6_send_reset().
+ */
+#ifdef TCPTW_HAVE_RST_REASON
+#include <net/rstreason.h>
+#include <linux/ptrace.h>
+/* v6.10 added enum sk_rst_reason as the 3rd argument */
+static inline u8 tcptw_compat_rst_reason(struct pt_regs *regs)
+{
+	unsigned long r = regs_get_kernel_argument(regs, 2);
+
+	return r < SK_RST_REASON_MAX ? r + 1 : 0;
+}
+
+/* the names come from the target kernel's own list, never from ours */
+static inline const char *tcptw_compat_rst_reason_name(u8 r)
+{
+#define TCPTW_RST_NAME(x)	{ SK_RST_REASON_##x, #x },
+#define TCPTW_RST_NAME_END(x)
+	static const struct {
+		int reason;
+		const char *name;
+	} names[] = {
+		DEFINE_RST_REASON(TCPTW_RST_NAME, TCPTW_RST_NAME_END)
+	};
+#undef TCPTW_RST_NAME
+#undef TCPTW_RST_NAME_END
+	unsigned int i;
+
+	for (i = 0; r && i < ARRAY_SIZE(names); i++)
+		if (names[i].reason == r - 1)
+			return names[i].name;
+	return NULL;
+}
+#else
+struct pt_regs;
+static inline u8 tcptw_compat_rst_reason(struct pt_regs *regs)
+{
+	return 0;
+}
+
+static inline const char *tcptw_compat_rst_reason_name(u8 r)
+{
+	return NULL;
+}
+#endif
+
 #endif /* _TCPTW_COMPAT_H */
