@@ -16,15 +16,19 @@
 #   idle ADDR PORT IDLE_S [--user-timeout MS] [--keepalive IDLE,INTVL,CNT]
 #       connect, echo "a", stay idle IDLE_S, send "b" and wait (bounded)
 #       for its echo; prints the errno name the second exchange got.
-#   paws-estab SRC DST DPORT K   (scapy; the caller drops our RSTs)
+#   connect ADDR PORT TIMEOUT_S
+#       one blocking connect; prints "ok" or the errno name.
+#   paws-estab SRC DST DPORT K old|new   (scapy; the caller drops the
+#       RSTs of the local stack)
 #       handshake by hand with timestamps, one good data segment, then K
-#       data segments whose TSval is 100000 ticks older: each one must be
-#       rejected by PAWS on the server's established socket.
-#   paws-active IFACE DPORT K TIMEOUT_S   (scapy; the caller drops the
-#       SYNs before the local stack sees them)
+#       data segments whose TSval is 100000 ticks older (old: each one
+#       must be rejected by PAWS on the server's established socket) or
+#       newer and in sequence (new: the control, all accepted).
+#   paws-active IFACE DPORT K TIMEOUT_S bad|good   (scapy; the caller
+#       drops the SYNs before the local stack sees them)
 #       answer the first K SYNs to DPORT with a SYN-ACK whose ACK number is
-#       right but whose TSecr is 1000 s past the SYN's TSval; count the RSTs
-#       the client sends back.
+#       right and whose TSecr is 1000 s past the SYN's TSval (bad) or
+#       echoes it (good); counts the RSTs the client sends back.
 
 import errno
 import json
@@ -151,7 +155,19 @@ def ts_opt(pkt):
     return None
 
 
-def paws_estab(src, dst, dport, k):
+def connect(addr, port, timeout):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    try:
+        s.connect((addr, port))
+        res = "ok"
+    except OSError as e:
+        res = errno.errorcode.get(e.errno, "timeout")
+    s.close()
+    out({"connect": res})
+
+
+def paws_estab(src, dst, dport, k, old):
     from scapy.all import IP, TCP, conf, sr1, send
     conf.verb = 0
     sport = 41000
@@ -180,13 +196,17 @@ def paws_estab(src, dst, dport, k):
     send(seg(isn + 1, ts0 + 2, "PA", b"x"))
     time.sleep(0.3)
     # Old TSval, in-window sequence number: PAWS must reject each one.
+    # The control sends newer TSvals, in sequence: all accepted.
     for i in range(k):
-        send(seg(isn + 2, ts0 + 2 - 100000, "PA", b"y"))
+        if old:
+            send(seg(isn + 2, ts0 + 2 - 100000, "PA", b"y"))
+        else:
+            send(seg(isn + 2 + i, ts0 + 3 + i, "PA", b"y"))
         time.sleep(0.05)
-    out({"injected": k, "sport": sport})
+    out({"injected": k, "sport": sport, "old": old})
 
 
-def paws_active(iface, dport, k, timeout):
+def paws_active(iface, dport, k, timeout, bad):
     from scapy.all import IP, TCP, AsyncSniffer, conf, send
     conf.verb = 0
     state = {"answered": 0, "rsts": 0, "syns": 0}
@@ -206,7 +226,7 @@ def paws_active(iface, dport, k, timeout):
         ts = ts_opt(p)
         if ts is None:
             return
-        tsecr = (ts[0] + 1000000) % (1 << 32) or 1
+        tsecr = ((ts[0] + 1000000) % (1 << 32) or 1) if bad else ts[0]
         sa = IP(src=p[IP].dst, dst=p[IP].src) / TCP(
             sport=dport, dport=t.sport, flags="SA", seq=777000,
             ack=t.seq + 1, window=64240,
@@ -215,8 +235,7 @@ def paws_active(iface, dport, k, timeout):
         send(sa)
         state["answered"] += 1
 
-    sn = AsyncSniffer(iface=iface, filter="tcp port %d" % dport,
-                      prn=on_pkt, store=False)
+    sn = AsyncSniffer(iface=iface, prn=on_pkt, store=False)
     sn.start()
     time.sleep(1)
     print("ready", file=sys.stderr, flush=True)
@@ -236,10 +255,12 @@ def main(a):
         echo_server(a[1], int(a[2]), float(a[3]))
     elif m == "idle":
         idle(a[1], int(a[2]), float(a[3]), a[4:])
+    elif m == "connect":
+        connect(a[1], int(a[2]), float(a[3]))
     elif m == "paws-estab":
-        paws_estab(a[1], a[2], int(a[3]), int(a[4]))
+        paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5] == "old")
     elif m == "paws-active":
-        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]))
+        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5] == "bad")
     else:
         raise SystemExit("unknown mode " + m)
 
