@@ -1,0 +1,185 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2025 The tcptw authors.
+#
+# A real nginx whose accept queue overflows (seed 004):
+#
+#   cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2:80
+#   wrk -t2 -c200 -d5s               nginx, worker_processes 1,
+#                                    listen 198.18.0.2:80 backlog=N
+#
+# wrk opens its 200 connections in one burst; under TCG nginx's single
+# worker cannot drain a backlog of 10 that fast. Asserted, backlog=10:
+# ListenOverflow > 0, == TcpExt ListenOverflows delta (== ListenDrops),
+# ListenSynCookieSent == SyncookiesSent, and the listeners row names
+# 198.18.0.2 port 80 with max_backlog 10 and the same overflow total.
+# Control, backlog=4096 at the same load: all 0 and no listeners row.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat nginx wrk ss
+require_module
+
+SRV=198.18.0.2
+
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
+		return 1
+	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
+	ip -n "$srv" addr add $SRV/24 dev eth0
+	ip -n "$cli" link set eth0 up
+	ip -n "$srv" link set eth0 up
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+# nginx_conf DIR BACKLOG : a config that keeps everything under DIR.
+nginx_conf()
+{
+	local dir=$1 backlog=$2
+
+	mkdir -p "$dir"
+	cat >"$dir/nginx.conf" <<-EOF
+	daemon off;
+	master_process on;
+	worker_processes 1;
+	pid $dir/nginx.pid;
+	error_log $dir/error.log error;
+	events {
+		worker_connections 1024;
+	}
+	http {
+		access_log off;
+		client_body_temp_path $dir/client_body;
+		proxy_temp_path $dir/proxy;
+		fastcgi_temp_path $dir/fastcgi;
+		uwsgi_temp_path $dir/uwsgi;
+		scgi_temp_path $dir/scgi;
+		server {
+			listen $SRV:80 backlog=$backlog;
+			location / {
+				return 200 "ok\n";
+			}
+		}
+	}
+	EOF
+}
+
+nginx_listening()
+{
+	[ -n "$(ip netns exec "$srv" ss -Hltn "sport = :80")" ]
+}
+
+listener_row()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
+}
+
+declare -A B A
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+# run_wrk BACKLOG : nginx with BACKLOG in a fresh srv, wrk from cli; sets
+# the snapshots, ROW and WRK (wrk's output file).
+run_wrk()
+{
+	local backlog=$1 dir=$TMPDIR_T/nginx$1
+
+	nginx_conf "$dir" "$backlog"
+	bg_start "$dir/stdout" ip netns exec "$srv" nginx -p "$dir" \
+		-e "$dir/error.log" -c "$dir/nginx.conf"
+	NGINX_PID=$BG_PID
+	if ! busywait 15000 nginx_listening; then
+		check_err 1 "nginx did not start: $(tail -n 3 "$dir/error.log" "$dir/stdout.err" 2>/dev/null)"
+		return 1
+	fi
+	diag "srv listen: $(ip netns exec "$srv" ss -Hltn "sport = :80" | awk '{ print $1, "Recv-Q", $2, "Send-Q", $3, $4 }')"
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	WRK=$TMPDIR_T/wrk$backlog.txt
+	timeout 60 ip netns exec "$cli" wrk -t2 -c200 -d5s --timeout 2s \
+		"http://$SRV/" >"$WRK" 2>&1
+	check_err $? "wrk failed: $(tail -n 3 "$WRK")"
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	ROW=$(listener_row "$srv" $SRV 80)
+	kill "$NGINX_PID" 2>/dev/null
+	bg_wait "$NGINX_PID"
+	diag "wrk: $(grep -E 'requests in|Socket errors|Non-2xx' "$WRK" | tr -s ' ' | tr '\n' ';')"
+	diag "srv ListenOverflows=$(d s_mib_TcpExtListenOverflows) ListenDrops=$(d s_mib_TcpExtListenDrops) SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) | ListenOverflow=$(d s_tw_ListenOverflow) (syn $(d s_tw_ListenOverflowSyn) ack $(d s_tw_ListenOverflowAck)) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent) ListenSynDrop=$(d s_tw_ListenSynDrop)"
+	diag "srv listeners row: ${ROW:--}"
+}
+
+test_backlog10()
+{
+	local name="nginx_backlog: backlog=10 under wrk -c200 -> ListenOverflow == ListenOverflows > 0, row for port 80"
+	local ovf mod
+
+	test_begin "$name"
+	if ! probe_gate tcp_conn_request tcp_check_req; then
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	if run_wrk 10; then
+		ovf=$(d s_mib_TcpExtListenOverflows)
+		mod=$(d s_tw_ListenOverflow)
+		check_gt "srv TcpExt ListenOverflows" "$ovf" 0
+		check_eq "srv ListenDrops == ListenOverflows" \
+			"$(d s_mib_TcpExtListenDrops)" "$ovf"
+		check_mod_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+		check_mod_eq "srv ListenOverflowSyn + ListenOverflowAck == ListenOverflow" \
+			$(( $(d s_tw_ListenOverflowSyn) + $(d s_tw_ListenOverflowAck) )) "$mod"
+		check_mod_eq "srv ListenSynCookieSent == SyncookiesSent" \
+			"$(d s_tw_ListenSynCookieSent)" "$(d s_mib_TcpExtSyncookiesSent)"
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "listeners row $SRV 80 overflow_syn + overflow_ack" \
+				"$(echo "$ROW" | awk 'NF { print $5 + $6 }')" "$mod"
+			check_eq "listeners row $SRV 80 max_backlog" \
+				"$(echo "$ROW" | awk '{ print $4 }')" 10
+			check_eq "listeners row $SRV 80 cookie_sent" \
+				"$(echo "$ROW" | awk '{ print $8 }')" \
+				"$(d s_tw_ListenSynCookieSent)"
+		fi
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_backlog4096()
+{
+	local name="nginx_backlog: control: backlog=4096 at the same load -> ListenOverflow 0"
+
+	test_begin "$name"
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	if run_wrk 4096; then
+		check_eq "srv TcpExt ListenOverflows" "$(d s_mib_TcpExtListenOverflows)" 0
+		check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
+		check_mod_eq "srv ListenSynCookieSent" "$(d s_tw_ListenSynCookieSent)" 0
+		check_mod_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "listeners row for $SRV 80" "${ROW:-none}" none
+		fi
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 2
+test_backlog10
+test_backlog4096
+ktap_finish
