@@ -170,7 +170,11 @@ test_table_full()
 	run_flows full $((CT_LIMIT + 4))
 	failed=$(json_get "$OUT" failed)
 	drop=$(d n_ct_drop)
-	check_eq "flows ok == nf_conntrack_max" "$(json_get "$OUT" ok)" $CT_LIMIT
+	# A new flow may still pass when its source port matches an entry in
+	# TIME_WAIT: the SYN re-opens that entry instead of allocating one.
+	check_gt "flows ok >= nf_conntrack_max" "$(json_get "$OUT" ok)" \
+		$((CT_LIMIT - 1))
+	check_gt "failed connects" "$failed" 0
 	check_gt "nat conntrack -S drop" "$drop" 0
 	check_eq "nat drop == failed connects + cli TCPSynRetrans" "$drop" \
 		$(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))

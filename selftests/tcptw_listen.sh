@@ -16,6 +16,12 @@
 # of 198.18.0.2:8080 carries it; in mode 2 ListenSynCookieSent ==
 # SyncookiesSent. Control: a server that accepts at once, same load -> 0.
 #
+# Cookie ACK: tcp_syncookies 2, cli holds back the ACKs of all N handshakes
+# (nft), then sends one byte on each: 11 cookie ACKs create children, the
+# rest overflow at the ACK (cookie_v4_check, not tcp_check_req). Asserted:
+# ListenOverflowAck == ListenOverflow == ListenOverflows == the 19 bytes
+# never acknowledged + cli RetransSegs.
+#
 # SYN queue: cli drops every incoming SYN-ACK (nft), so the requests stay
 # in SYN-RECV and fill the SYN queue (10). Cookies off: ListenSynDrop ==
 # TCPReqQFullDrop delta > 0; cookies on: ListenSynCookieSent ==
@@ -170,7 +176,8 @@ test_accept_control()
 	check_mod_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
 	check_mod_eq "srv ListenSynCookieSent" "$(d s_tw_ListenSynCookieSent)" 0
 	if [ "$HAVE_MODULE" = 1 ]; then
-		check_eq "listeners row for $SRV $PORT" "${ROW:-none}" none
+		check_eq "listeners rows for $SRV $PORT" \
+			"$(printf '%s' "$ROW" | grep -c .)" 0
 	fi
 	cleanup_all_ns
 	log_test "$name"
@@ -244,11 +251,84 @@ test_syn_queue()
 	log_test "$name"
 }
 
-ktap_plan 6
+test_cookie_ack_overflow()
+{
+	local name="listen: accept queue full at the SYN-cookie ACK -> ListenOverflowAck == ListenOverflows"
+	local out ovf retr acked mod
+
+	test_begin "$name"
+	if ! probe_gate tcp_conn_request tcp_check_req; then
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	# Cookies for every SYN: the server keeps no request, the accept
+	# queue is empty while all N handshakes complete on the client. The
+	# client holds back its ACKs, then sends one byte on each: the first
+	# 11 cookie ACKs create children, the rest find the queue full.
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
+	ip netns exec "$cli" nft -f - <<-EOF
+	table inet holdack {
+		chain outbound {
+			type filter hook output priority 0; policy accept;
+			tcp dport $PORT tcp flags & (syn | rst) == 0 drop
+		}
+	}
+	EOF
+	check_err $? "nft ruleset"
+	server_start "$srv" "$TMPDIR_T/cookieack.srv" --listen $SRV:$PORT \
+		--no-accept --backlog 100 --timeout 60 ||
+		{ check_err 1 "server did not start"; log_test "$name"; return; }
+	out=$TMPDIR_T/cookieack.json
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	ns_snapshot "$cli" B c_
+	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" burst-send $SRV $PORT $N \
+		10 3 nft delete table inet holdack >"$out"
+	check_err $? "burst-send client failed"
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	ns_snapshot "$cli" A c_
+	ROW=$(listener_row "$srv" $SRV $PORT)
+	acked=$(json_get "$out" acked)
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	retr=$(d c_mib_TcpRetransSegs)
+	mod=$(d s_tw_ListenOverflow)
+	diag "client: $(cat "$out")"
+	diag "srv listeners row: ${ROW:--}"
+	diag "srv ListenOverflows=$ovf ListenDrops=$(d s_mib_TcpExtListenDrops) SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) SyncookiesRecv=$(d s_mib_TcpExtSyncookiesRecv) cli RetransSegs=$retr | ListenOverflow=$mod (syn $(d s_tw_ListenOverflowSyn) ack $(d s_tw_ListenOverflowAck)) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent)"
+	check_eq "client handshakes completed" "$(json_get "$out" connected)" $N
+	check_eq "bytes acknowledged == backlog + 1" "$acked" 11
+	check_eq "srv TcpExt SyncookiesSent" "$(d s_mib_TcpExtSyncookiesSent)" $N
+	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
+	check_eq "srv ListenDrops == ListenOverflows" \
+		"$(d s_mib_TcpExtListenDrops)" "$ovf"
+	check_eq "ListenOverflows == unacknowledged bytes + cli RetransSegs" \
+		"$ovf" $(( N - acked + retr ))
+	check_mod_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+	check_mod_eq "srv ListenOverflowAck == ListenOverflows" \
+		"$(d s_tw_ListenOverflowAck)" "$ovf"
+	check_mod_eq "srv ListenSynCookieSent == SyncookiesSent" \
+		"$(d s_tw_ListenSynCookieSent)" "$(d s_mib_TcpExtSyncookiesSent)"
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "listeners row $SRV $PORT overflow_ack" \
+			"$(echo "$ROW" | awk '{ print $6 }')" "$mod"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 7
 test_accept_overflow 0
 test_accept_overflow 1
 test_accept_overflow 2
 test_accept_control
 test_syn_queue 0
 test_syn_queue 1
+test_cookie_ack_overflow
 ktap_finish

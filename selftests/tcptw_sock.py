@@ -11,6 +11,13 @@
 #       N non-blocking connects GAP_MS apart, all in flight together; after
 #       WINDOW_S seconds count the ones that completed and close them all
 #       (a socket still in SYN-SENT sends nothing when closed).
+#   burst-send ADDR PORT N GAP_MS WINDOW_S RELEASE_CMD...
+#       N connects as in burst (the caller drops the handshake-completing
+#       ACKs, so with SYN cookies the server holds no state yet); once all
+#       are connected on our side, run RELEASE_CMD (which lifts the drop),
+#       send one byte on each, wait WINDOW_S and close them all with a RST
+#       (SO_LINGER 0: a listener ignores it). "acked" counts the sockets
+#       whose byte the server acknowledged.
 #   echo-server ADDR PORT TIMEOUT_S
 #       accept and echo, one thread per connection.
 #   idle ADDR PORT IDLE_S [--user-timeout MS] [--keepalive IDLE,INTVL,CNT]
@@ -68,6 +75,46 @@ def burst(addr, port, n, gap_ms, window):
         s.close()
     out({"attempts": n, "ok": ok, "failed": failed,
          "pending": n - ok - failed})
+
+
+def burst_send(addr, port, n, gap_ms, window, cmd):
+    import struct
+    import subprocess
+    socks = []
+    for _ in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setblocking(False)
+        try:
+            s.connect((addr, port))
+        except BlockingIOError:
+            pass
+        socks.append(s)
+        time.sleep(gap_ms / 1000.0)
+    end = time.monotonic() + 10
+    done = {}
+    while time.monotonic() < end and len(done) < n:
+        pend = [s for s in socks if s.fileno() not in done]
+        _, w, _ = select.select([], pend, [], max(0, end - time.monotonic()))
+        for s in w:
+            done[s.fileno()] = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+    connected = sum(1 for e in done.values() if e == 0)
+    subprocess.run(cmd, check=True)
+    for s in socks:
+        try:
+            s.send(b"x")
+        except OSError:
+            pass
+    time.sleep(window)
+    acked = 0
+    for s in socks:
+        # struct tcp_info: tcpi_unacked is the u32 at offset 24.
+        info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+        if struct.unpack_from("I", info, 24)[0] == 0:
+            acked += 1
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                     struct.pack("ii", 1, 0))
+        s.close()
+    out({"attempts": n, "connected": connected, "acked": acked})
 
 
 def echo_conn(c):
@@ -251,6 +298,8 @@ def main(a):
     m = a[0]
     if m == "burst":
         burst(a[1], int(a[2]), int(a[3]), int(a[4]), float(a[5]))
+    elif m == "burst-send":
+        burst_send(a[1], int(a[2]), int(a[3]), int(a[4]), float(a[5]), a[6:])
     elif m == "echo-server":
         echo_server(a[1], int(a[2]), float(a[3]))
     elif m == "idle":
