@@ -1,0 +1,240 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# The tcptw CLI against the real module: `tcptw diagnose` must name the
+# cause of each reproduced failure, only that cause, with the numbers and
+# the peer behind it, and name nothing in the control runs; `tcptw watch`
+# must show the rejections per interval while they happen.
+#
+# 1. PAWS behind NAT (seed 000), the topology of tcptw_nat_paws.sh:
+#
+#   c1 198.18.1.2 --+
+#                   nat (masquerade to 198.18.0.1:40000) --- srv 198.18.0.2:8080
+#   c2 198.18.2.2 --+
+#
+#    diagnose in srv: exactly [nat_paws], naming 198.18.0.1, and its count
+#    equal to the module's TwSynPawsRejected. Control (clients close
+#    first): no evidence, exit 0.
+# 2. Port exhaustion (seeds 003/004): cli 198.18.0.1 --- srv 198.18.0.2,
+#    50-port range, tcp_tw_reuse=0, client closes first:
+#    diagnose in cli: exactly [port_exhaustion], naming 198.18.0.2:8080.
+# 3. Accept-queue overflow (seeds 001/004): somaxconn 10, no accept():
+#    diagnose in srv: exactly [accept_queue].
+#
+# Each diagnosis compares with a baseline saved in the same netns before
+# the traffic (`--save-baseline` / `--baseline`), so it is deterministic.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/nat_topo.sh"
+
+CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
+
+require_root
+require_cmd ip nft conntrack nstat python3
+require_traffic
+require_module
+if [ ! -x "$CLI" ]; then
+	echo "SKIP: the tcptw CLI is not built ($CLI; make userspace)"
+	exit $ksft_skip
+fi
+if ! have_nat; then
+	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
+	exit $ksft_skip
+fi
+
+# findings FILE : the ids of a diagnose -j output, sorted, space-separated
+findings()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
+}
+
+# evidence FILE NAME : the delta the first finding gives for counter NAME
+evidence()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    for e in f["evidence"]:
+        if e["name"] == sys.argv[2] and "delta" in e:
+            print(e["delta"])
+            sys.exit(0)
+print("none")' "$1" "$2"
+}
+
+# check_str WHAT GOT WANT : like check_eq, for words
+check_str()
+{
+	if [ "$2" = "$3" ]; then
+		diag "  ok: $1: '$2'"
+	else
+		diag "  FAIL: $1: got '$2', want '$3'"
+		check_err 1 "$1: got '$2', want '$3'"
+	fi
+}
+
+# diagnose NS NAME : run diagnose in NS against the baseline of NAME;
+# output in $TMPDIR_T/NAME.diag.json, exit code in $DIAG_RC
+diagnose()
+{
+	ip netns exec "$1" "$CLI" diagnose -j \
+		--baseline "$TMPDIR_T/$2.base" >"$TMPDIR_T/$2.diag.json" \
+		2>"$TMPDIR_T/$2.diag.err"
+	DIAG_RC=$?
+	diag "$2: diagnose exit $DIAG_RC: $(head -c 600 "$TMPDIR_T/$2.diag.json")"
+}
+
+save_baseline()
+{
+	ip netns exec "$1" "$CLI" diagnose --save-baseline \
+		"$TMPDIR_T/$2.base" >/dev/null
+}
+
+# nat_paws CLOSE_FIRST NAME : one NAT + PAWS run, diagnose in srv
+nat_paws()
+{
+	local n=21
+
+	nat_topo_setup || { check_err 1 "topology setup failed"; return 1; }
+	server_start "$srv" "$TMPDIR_T/$2.server.json" \
+		--listen $SRV_ADDR:$SRV_PORT --count $n --timeout 60 \
+		--close-first "$1" || { check_err 1 "no server"; return 1; }
+	save_baseline "$srv" "$2"
+	# one line of JSON per second while the clients run
+	bg_start "$TMPDIR_T/$2.watch" ip netns exec "$srv" \
+		"$CLI" watch -j -i 1 -c 4
+	WATCH_PID=$BG_PID
+	timeout 60 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
+		--count $n --netns "$(nspath "$c1"),$(nspath "$c2")" \
+		--close-first "$1" --barrier --timeout 40 \
+		--connect-timeout 10000 >"$TMPDIR_T/$2.client.json"
+	check_err $? "client failed"
+	bg_wait "$SERVER_PID"
+	diagnose "$srv" "$2"
+}
+
+test_nat_paws()
+{
+	local rejected got
+
+	T="cli: diagnose names PAWS behind NAT with the NAT address"
+	test_begin "$T"
+	nat_paws server nat || { log_test "$T"; return; }
+	rejected=$(tw_counter "$srv" TwSynPawsRejected)
+	check_gt "TwSynPawsRejected" "$rejected" 0
+	check_eq "diagnose exit code (3: problem found)" "$DIAG_RC" 3
+	check_str "findings" "$(findings "$TMPDIR_T/nat.diag.json")" nat_paws
+	grep -q '198\.18\.0\.1' "$TMPDIR_T/nat.diag.json"
+	check_err $? "the NAT address 198.18.0.1 is not named"
+	check_eq "evidence TwSynPawsRejected" \
+		"$(evidence "$TMPDIR_T/nat.diag.json" TwSynPawsRejected)" \
+		"$rejected"
+	log_test "cli: diagnose names PAWS behind NAT with the NAT address"
+
+	T="cli: watch shows the PAWS rejections per interval"
+	test_begin "$T"
+	bg_wait "$WATCH_PID"
+	# the per-interval deltas of all samples add up to the total
+	got=$(python3 -c '
+import json, sys
+s = 0
+for line in open(sys.argv[1]):
+    if line.strip():
+        c = json.loads(line).get("counters", {})
+        s += c.get("TwSynPawsRejected", {}).get("delta", 0)
+print(s)' "$TMPDIR_T/nat.watch" 2>"$TMPDIR_T/nat.watch.err")
+	diag "watch: $(head -c 300 "$TMPDIR_T/nat.watch") $(cat "$TMPDIR_T/nat.watch.err")"
+	check_eq "sum of watch deltas of TwSynPawsRejected" "$got" "$rejected"
+	log_test "cli: watch shows the PAWS rejections per interval"
+	nat_topo_cleanup
+}
+
+test_nat_control()
+{
+	T="cli: diagnose finds no evidence when the clients close first"
+	test_begin "$T"
+	nat_paws client natctl || { log_test "$T"; return; }
+	check_eq "TwSynPawsRejected" "$(tw_counter "$srv" TwSynPawsRejected)" 0
+	check_eq "diagnose exit code" "$DIAG_RC" 0
+	check_str "findings" "$(findings "$TMPDIR_T/natctl.diag.json")" ""
+	log_test "cli: diagnose finds no evidence when the clients close first"
+	bg_wait "$WATCH_PID"
+	nat_topo_cleanup
+}
+
+# pair : $cli -- $srv over one veth
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	ip link add veth0 netns "$cli" type veth peer name veth0 netns "$srv"
+	ip -n "$cli" addr add 198.18.0.1/24 dev veth0
+	ip -n "$srv" addr add 198.18.0.2/24 dev veth0
+	ip -n "$cli" link set veth0 up
+	ip -n "$srv" link set veth0 up
+	busywait 3000 link_up "$cli" veth0 && busywait 3000 link_up "$srv" veth0
+}
+
+test_port_exhaustion()
+{
+	local failed
+
+	T="cli: diagnose names ephemeral-port exhaustion"
+	test_begin "$T"
+	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
+	ip netns exec "$cli" sysctl -qw \
+		net.ipv4.ip_local_port_range="20000 20049" \
+		net.ipv4.tcp_tw_reuse=0
+	server_start "$srv" "$TMPDIR_T/pe.server.json" \
+		--listen 198.18.0.2:8080 --count 50 --timeout 30 \
+		--close-first client || { check_err 1 "no server"; log_test "$T"; return; }
+	save_baseline "$cli" pe
+	timeout 40 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 80 \
+		--close-first client --timeout 30 >"$TMPDIR_T/pe.client.json"
+	bg_wait "$SERVER_PID"
+	failed=$(json_get "$TMPDIR_T/pe.client.json" errors.EADDRNOTAVAIL)
+	check_eq "client EADDRNOTAVAIL" "$failed" 30
+	diagnose "$cli" pe
+	check_eq "diagnose exit code" "$DIAG_RC" 3
+	check_str "findings" "$(findings "$TMPDIR_T/pe.diag.json")" \
+		port_exhaustion
+	grep -q '198\.18\.0\.2' "$TMPDIR_T/pe.diag.json"
+	check_err $? "the exhausted destination is not named"
+	check_eq "evidence ConnectPortExhausted" \
+		"$(evidence "$TMPDIR_T/pe.diag.json" ConnectPortExhausted)" \
+		"$failed"
+	log_test "cli: diagnose names ephemeral-port exhaustion"
+	cleanup_ns "$cli" "$srv"
+}
+
+test_accept_queue()
+{
+	T="cli: diagnose names accept-queue overflow"
+	test_begin "$T"
+	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
+	ip netns exec "$srv" sysctl -qw net.core.somaxconn=10
+	server_start "$srv" "$TMPDIR_T/aq.server.json" \
+		--listen 198.18.0.2:8080 --no-accept --backlog 100 \
+		--timeout 20 || { check_err 1 "no server"; log_test "$T"; return; }
+	save_baseline "$srv" aq
+	timeout 20 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 30 \
+		--connect-timeout 1500 --timeout 15 >"$TMPDIR_T/aq.client.json"
+	check_gt "ListenOverflow" "$(tw_counter "$srv" ListenOverflow)" 0
+	diagnose "$srv" aq
+	check_eq "diagnose exit code" "$DIAG_RC" 3
+	check_str "findings" "$(findings "$TMPDIR_T/aq.diag.json")" \
+		accept_queue
+	log_test "cli: diagnose names accept-queue overflow"
+	kill "$SERVER_PID" 2>/dev/null
+	cleanup_ns "$cli" "$srv"
+}
+
+ktap_plan 5
+test_nat_paws
+test_nat_control
+test_port_exhaustion
+test_accept_queue
+ktap_finish
