@@ -1,0 +1,109 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# The 2026 regression (commit 165573e41f2f, "tcp: secure_seq: add back
+# ports to TS offset", CVE-2026-23247, in Debian's 6.1.192 and 6.12.94+,
+# upstream since 7.0): the TCP timestamp offset depends on the ports again,
+# so a SINGLE client behind a NAT that rewrites its source port already has
+# its SYNs PAWS-rejected by the server's TIME_WAIT sockets (the Kubernetes
+# MASQUERADE --random-fully report: wrk throughput halved).
+#
+#   c1 198.18.1.2 --- nat (masquerade to 198.18.0.1:40000, one port) --- srv 198.18.0.2:8080
+#
+# One client, N connections, server closes first. Kernels with the change:
+# TwSynPawsRejected > 0 and == srv PAWS MIB delta == c1 TCPSynRetrans delta.
+# Kernels without it: all 0 (one clock per host pair, always newer).
+# Which kind this kernel is comes from its Debian changelog or its version,
+# never from the result itself.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/nat_topo.sh"
+
+require_root
+require_cmd ip nft conntrack nstat
+require_traffic
+require_module
+if ! have_nat; then
+	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
+	exit $ksft_skip
+fi
+
+N=${TCPTW_TS_N:-21}
+
+# has_ports_in_ts_offset : 0 yes, 1 no, 2 cannot tell
+has_ports_in_ts_offset()
+{
+	local rel major minor f repo
+
+	rel=$(uname -r)
+	major=${rel%%.*}
+	minor=${rel#*.}
+	minor=${minor%%.*}
+	# upstream since 7.0
+	if [ "$major" -gt 7 ] || { [ "$major" -eq 7 ] && [ "$minor" -ge 0 ]; }; then
+		return 0
+	fi
+	# Debian backports: the changelog of the kernel package says so.
+	# In the QEMU runner the packages are unpacked under .cache/kernels.
+	repo=$(cd "$LIB_DIR/.." && pwd)
+	for f in /usr/share/doc/linux-image-"$rel"*/changelog.Debian.gz \
+		 "$repo"/.cache/kernels/*/root/usr/share/doc/linux-image-"$rel"*/changelog.Debian.gz \
+		 "${TCPTW_CACHE:-/nonexistent}"/kernels/*/root/usr/share/doc/linux-image-"$rel"*/changelog.Debian.gz; do
+		[ -f "$f" ] || continue
+		zgrep -q "add back ports to TS offset" "$f" && return 0
+		return 1
+	done
+	return 2
+}
+
+test_single_client()
+{
+	local T="ts_offset: one client behind a 1-port NAT" out kind
+	local k paws retr b_k b_paws b_retr
+
+	test_begin "$T"
+	has_ports_in_ts_offset
+	kind=$?
+	if [ $kind -eq 2 ]; then
+		skip_test "kernel $(uname -r): no Debian changelog to tell whether it has 165573e41f2f"
+		log_test "$T"
+		return
+	fi
+	diag "kernel $(uname -r): ports in the TS offset: $([ $kind -eq 0 ] && echo yes || echo no)"
+	if ! nat_topo_setup; then
+		check_err 1 "topology setup failed"
+		log_test "$T"
+		return
+	fi
+	server_start "$srv" "$TMPDIR_T/srv.json" --listen $SRV_ADDR:$SRV_PORT \
+		--count "$N" --timeout 60 --close-first server ||
+		{ check_err 1 "no server"; log_test "$T"; return; }
+	b_k=$(tw_counter "$srv" TwSynPawsRejected)
+	b_paws=$(mib_paws_tw "$srv")
+	b_retr=$(mib "$c1" TcpExtTCPSynRetrans)
+	out=$TMPDIR_T/client.json
+	timeout 60 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
+		--count "$N" --netns "$(nspath "$c1")" --close-first server \
+		--barrier --timeout 40 --connect-timeout 10000 >"$out"
+	check_err $? "client failed"
+	bg_wait "$SERVER_PID"
+	k=$(( $(tw_counter "$srv" TwSynPawsRejected) - b_k ))
+	paws=$(( $(mib_paws_tw "$srv") - b_paws ))
+	retr=$(( $(mib "$c1" TcpExtTCPSynRetrans) - b_retr ))
+	diag "client: $(head -c 200 "$out")"
+	check_eq "client connects ok" "$(json_get "$out" ok)" "$N"
+	check_eq "TwSynPawsRejected == srv PAWS MIB delta" "$k" "$paws"
+	check_eq "TwSynPawsRejected == c1 TCPSynRetrans delta" "$k" "$retr"
+	if [ $kind -eq 0 ]; then
+		check_gt "TwSynPawsRejected (ports in the TS offset)" "$k" 0
+	else
+		check_eq "TwSynPawsRejected (one TS clock per host pair)" "$k" 0
+	fi
+	log_test "$T"
+	nat_topo_cleanup
+}
+
+ktap_plan 1
+test_single_client
+ktap_finish
