@@ -20,7 +20,7 @@
 #    50-port range, tcp_tw_reuse=0, client closes first:
 #    diagnose in cli: exactly [port_exhaustion], naming 198.18.0.2:8080.
 # 3. Accept-queue overflow (seeds 001/004): somaxconn 10, no accept():
-#    diagnose in srv: exactly [accept_queue].
+#    diagnose in srv: exactly [accept_queue], the listener named.
 #
 # Each diagnosis compares with a baseline saved in the same netns before
 # the traffic (`--save-baseline` / `--baseline`), so it is deterministic.
@@ -234,14 +234,16 @@ test_accept_queue()
 		--listen 198.18.0.2:8080 --no-accept --backlog 100 \
 		--timeout 20 || { check_err 1 "no server"; log_test "$T"; return; }
 	save_baseline "$srv" aq
-	timeout 20 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 30 \
-		--netns "$(nspath "$cli")" --connect-timeout 1500 --timeout 15 \
-		>"$TMPDIR_T/aq.client.json"
+	# 30 connects in flight together, as tcptw_listen.sh does
+	ip netns exec "$cli" timeout 20 python3 "$LIB_DIR/tcptw_sock.py" \
+		burst 198.18.0.2 8080 30 10 4 >"$TMPDIR_T/aq.client.json"
 	check_gt "ListenOverflow" "$(tw_counter "$srv" ListenOverflow)" 0
 	diagnose "$srv" aq
 	check_eq "diagnose exit code" "$DIAG_RC" 3
 	check_str "findings" "$(findings "$TMPDIR_T/aq.diag.json")" \
 		accept_queue
+	grep -q '8080' "$TMPDIR_T/aq.diag.json"
+	check_err $? "the overflowing listener (port 8080) is not named"
 	log_test "cli: diagnose names accept-queue overflow"
 	kill "$SERVER_PID" 2>/dev/null
 	cleanup_ns "$cli" "$srv"
