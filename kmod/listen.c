@@ -31,7 +31,7 @@ struct listen_ctx {
 	struct tcptw_event ev;		/* src = peer, dst = listener */
 	const struct sock *listener;
 	int cpu;
-	unsigned long mib[3];
+	unsigned long mib[3];	/* up to 3 slots, see *_mibs[] */
 };
 
 static void listen_enter(struct listen_ctx *c, const struct sock *sk,
@@ -119,9 +119,8 @@ out:
 	return 0;
 }
 
-/* tcp_check_req(listener, skb, req, ...): the ACK (or else) to a request */
+/* tcp_check_req(listener, skb, req, ...): a segment for a request sock */
 static const int check_req_mibs[] = {
-	LINUX_MIB_LISTENOVERFLOWS,
 	LINUX_MIB_PAWSESTABREJECTED,
 };
 
@@ -145,20 +144,63 @@ static int check_req_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	st = tcptw_state(c->net);
 	if (!st)
 		goto out;
-	/* the child could not be queued: accept queue full at the 3rd ACK */
-	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0)) {
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_ACK);
-		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_ACK,
-			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_ACK);
-	}
-	/* before 6.16 tcp_check_req() counts its PAWS rejects in PAWSEstab */
-	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 1)) {
+	/* tcp_check_req() counts its PAWS rejects in PAWSEstab */
+	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 0)) {
 		tcptw_inc(st, TCPTW_PAWS_SYNRECV_REJECTED);
 		c->ev.type = TCPTW_EV_PAWS_SYNRECV_REJECTED;
 		tcptw_emit(st, &c->ev);
 	}
 out:
+	rcu_read_unlock();
+	return 0;
+}
+
+/*
+ * tcp_v4_syn_recv_sock(listener, skb, req, ...) and its IPv6 twin create
+ * the child at the handshake-completing ACK, reached from tcp_check_req()
+ * and, for SYN cookies, from cookie_v{4,6}_check(): a full accept queue is
+ * counted there (ListenOverflows, exit_overflow). tcp_v6_syn_recv_sock()
+ * hands IPv4 segments (v4-mapped) to the IPv4 one, which counts them.
+ */
+static const int syn_recv_mibs[] = {
+	LINUX_MIB_LISTENOVERFLOWS,
+};
+
+static int syn_recv_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+
+	listen_enter((void *)ri->data, sk, skb, syn_recv_mibs,
+		     ARRAY_SIZE(syn_recv_mibs));
+	return 0;
+}
+
+static int syn_recv6_entry(struct kretprobe_instance *ri,
+			   struct pt_regs *regs)
+{
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+
+	if (skb->protocol == htons(ETH_P_IP))
+		return 1;	/* counted by tcp_v4_syn_recv_sock() */
+	return syn_recv_entry(ri, regs);
+}
+
+static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+{
+	struct listen_ctx *c = (void *)ri->data;
+	struct tcptw_state *st;
+
+	if (!listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
+		return 0;
+	rcu_read_lock();
+	st = tcptw_state(c->net);
+	if (st) {
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_ACK);
+		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_ACK,
+			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_ACK);
+	}
 	rcu_read_unlock();
 	return 0;
 }
@@ -310,6 +352,18 @@ static struct kretprobe krp_check_req = {
 	.data_size = sizeof(struct listen_ctx),
 };
 
+static struct kretprobe krp_syn_recv4 = {
+	.entry_handler = syn_recv_entry,
+	.handler = syn_recv_ret,
+	.data_size = sizeof(struct listen_ctx),
+};
+
+static struct kretprobe krp_syn_recv6 = {
+	.entry_handler = syn_recv6_entry,
+	.handler = syn_recv_ret,
+	.data_size = sizeof(struct listen_ctx),
+};
+
 static struct kprobe kp_oow = { .pre_handler = oow_pre };
 
 static struct kretprobe krp_rcv_state = {
@@ -337,6 +391,10 @@ static struct tcptw_probe listen_probes[] = {
 	  .krp = &krp_conn_request },
 	{ .name = "tcp_check_req", .kind = TCPTW_KRETPROBE,
 	  .krp = &krp_check_req },
+	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_syn_recv4 },
+	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_KRETPROBE,
+	  .krp = &krp_syn_recv6 },
 	{ .name = "tcp_oow_rate_limited", .kind = TCPTW_KPROBE,
 	  .kp = &kp_oow },
 	{ .name = "tcp_rcv_state_process", .kind = TCPTW_KRETPROBE,
@@ -357,6 +415,8 @@ static void listen_probes_setup(void)
 
 	krp_conn_request.maxactive = n;
 	krp_check_req.maxactive = n;
+	krp_syn_recv4.maxactive = n;
+	krp_syn_recv6.maxactive = n;
 	krp_rcv_state.maxactive = n;
 	krp_v4_reset.maxactive = n;
 	krp_v6_reset.maxactive = n;
