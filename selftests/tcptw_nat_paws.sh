@@ -46,6 +46,7 @@ fi
 # 20 (sd ~2). The run itself tells which kind of kernel this is
 # (ts_offset_per_host), and only the first kind gets the exact check.
 N=${TCPTW_NAT_N:-41}
+TCPTW_CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
 
 TW_COUNTERS="TwCreated TwOverflow TwPawsRejected TwSynPawsRejected
 TwSynSeqRejected TwSynRecycled TwAckSent TwRstSent TwKilledByRst"
@@ -128,6 +129,13 @@ demo_print()
 	echo "clients Tcp OutRsts:            ${D[cli_outrsts]}"
 	echo "nat conntrack insert_failed:    ${D[ct_insert_failed]}"
 	echo "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	if [ -x "$TCPTW_CLI" ]; then
+		echo "=== tcptw diagnose (in srv, since before the run)"
+		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
+			--baseline "$TMPDIR_T/demo.base"
+		echo "=== tcptw peers (in srv)"
+		ip netns exec "$srv" "$TCPTW_CLI" peers
+	fi
 }
 
 # run_scenario NAME : fresh namespaces, one client run, deltas in D[].
@@ -154,6 +162,10 @@ run_scenario()
 	fi
 	pcap_start "$name"
 	snapshot B
+	# the demo also shows what the CLI concludes from the same run
+	[ "${TCPTW_DEMO:-0}" = 1 ] && [ -x "$TCPTW_CLI" ] &&
+		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
+			--save-baseline "$TMPDIR_T/demo.base" >/dev/null
 	[ "${GAP_MS:-0}" -gt 0 ] && gap=(--gap-ms "$GAP_MS")
 	timeout 150 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
 		--count "$N" --netns "$(nspath "$c1"),$(nspath "$c2")" \
