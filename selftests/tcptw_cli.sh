@@ -15,11 +15,14 @@
 #
 #    diagnose in srv: exactly [nat_paws], naming 198.18.0.1, and its count
 #    equal to the module's TwSynPawsRejected. Control (clients close
-#    first): no evidence, exit 0.
+#    first): no evidence, exit 0. With the server's timestamps off:
+#    exactly [ts_off_seq], with TwSynSeqRejected as its evidence.
 # 2. Port exhaustion (seeds 003/004): cli 198.18.0.1 --- srv 198.18.0.2,
 #    50-port range, tcp_tw_reuse=0, client closes first:
 #    diagnose in cli: exactly [port_exhaustion], naming 198.18.0.2:8080.
-# 3. Accept-queue overflow (seeds 001/004): somaxconn 10, no accept():
+# 3. TIME_WAIT bucket overflow: tcp_max_tw_buckets 10, 40 connections,
+#    server closes first: exactly [tw_overflow].
+# 4. Accept-queue overflow (seeds 001/004): somaxconn 10, no accept():
 #    diagnose in srv: exactly [accept_queue], the listener named.
 #
 # Each diagnosis compares with a baseline saved in the same netns before
@@ -100,6 +103,7 @@ nat_paws()
 	local n=21
 
 	nat_topo_setup || { check_err 1 "topology setup failed"; return 1; }
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps="${SRV_TS:-1}"
 	server_start "$srv" "$TMPDIR_T/$2.server.json" \
 		--listen $SRV_ADDR:$SRV_PORT --count $n --timeout 60 \
 		--close-first "$1" || { check_err 1 "no server"; return 1; }
@@ -179,6 +183,26 @@ test_nat_control()
 	nat_topo_cleanup
 }
 
+test_ts_off()
+{
+	local T="cli: diagnose names SYNs refused on sequence with timestamps off"
+	local refused
+
+	test_begin "$T"
+	SRV_TS=0 nat_paws server tsoff || { log_test "$T"; return; }
+	refused=$(tw_counter "$srv" TwSynSeqRejected)
+	check_gt "TwSynSeqRejected" "$refused" 0
+	check_eq "TwSynPawsRejected" "$(tw_counter "$srv" TwSynPawsRejected)" 0
+	check_eq "diagnose exit code" "$DIAG_RC" 3
+	check_str "findings" "$(findings "$TMPDIR_T/tsoff.diag.json")" ts_off_seq
+	check_eq "evidence TwSynSeqRejected" \
+		"$(evidence "$TMPDIR_T/tsoff.diag.json" TwSynSeqRejected)" \
+		"$refused"
+	log_test "$T"
+	bg_wait "$WATCH_PID"
+	nat_topo_cleanup
+}
+
 # pair : $cli -- $srv over one veth
 pair_setup()
 {
@@ -249,9 +273,38 @@ test_accept_queue()
 	cleanup_ns "$cli" "$srv"
 }
 
-ktap_plan 5
+test_tw_overflow()
+{
+	local T="cli: diagnose names TIME_WAIT bucket overflow"
+	local ovf
+
+	test_begin "$T"
+	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
+	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
+	server_start "$srv" "$TMPDIR_T/ovf.server.json" \
+		--listen 198.18.0.2:8080 --count 40 --timeout 30 \
+		--close-first server || { check_err 1 "no server"; log_test "$T"; return; }
+	save_baseline "$srv" ovf
+	timeout 40 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 40 \
+		--netns "$(nspath "$cli")" --close-first server --timeout 30 \
+		>"$TMPDIR_T/ovf.client.json"
+	bg_wait "$SERVER_PID"
+	ovf=$(tw_counter "$srv" TwOverflow)
+	check_eq "TwOverflow" "$ovf" 30
+	diagnose "$srv" ovf
+	check_eq "diagnose exit code" "$DIAG_RC" 3
+	check_str "findings" "$(findings "$TMPDIR_T/ovf.diag.json")" tw_overflow
+	check_eq "evidence TwOverflow" \
+		"$(evidence "$TMPDIR_T/ovf.diag.json" TwOverflow)" "$ovf"
+	log_test "$T"
+	cleanup_ns "$cli" "$srv"
+}
+
+ktap_plan 7
 test_nat_paws
 test_nat_control
+test_ts_off
+test_tw_overflow
 test_port_exhaustion
 test_accept_queue
 ktap_finish
