@@ -174,7 +174,10 @@ test_table_full()
 	# TIME_WAIT: the SYN re-opens that entry instead of allocating one.
 	check_gt "flows ok >= nf_conntrack_max" "$(json_get "$OUT" ok)" \
 		$((CT_LIMIT - 1))
-	check_gt "failed connects" "$failed" 0
+	# Usually a few connects fail (4 in 5 of 6 runs). When the dropped
+	# SYNs' retransmits find room (entries reopened by reused source
+	# ports), none does: the drops themselves are what must be counted.
+	diag "failed connects: $failed"
 	check_gt "nat conntrack -S drop" "$drop" 0
 	check_eq "nat drop == failed connects + cli TCPSynRetrans" "$drop" \
 		$(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))
