@@ -155,7 +155,6 @@ static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 	stash->skb = s->skb;
 	stash->seq = s->seq;
 	stash->ev = s->ev;
-	stash->ev.type = TCPTW_EV_TW_SYN_RECYCLED;
 }
 
 static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
