@@ -492,6 +492,63 @@ tw_sockets()
 	ip netns exec "$1" ss -Htan state time-wait 2>/dev/null | wc -l
 }
 
+# tw_mib_at_creation : true if TcpExtTW counts TIME_WAIT sockets as they
+# are created (6.1 and later: __inet_twsk_schedule), false if it counts
+# them only when their timer expires (5.10: tw_timer_handler), where it
+# stays 0 for the first 60 s of a test and never counts a socket that is
+# recycled or killed early. Measured, not guessed from the version: one
+# loopback connection closed by the client in a scratch namespace, once
+# per boot (cached under /tmp by boot id).
+tw_mib_at_creation()
+{
+	local f ns v pid
+
+	f=/tmp/tcptw-tw-mib-at-creation.$(cat /proc/sys/kernel/random/boot_id)
+	if [ ! -s "$f" ]; then
+		ns=tcptw-twmib-$$
+		ip netns add "$ns" || return 0
+		ip -n "$ns" link set lo up
+		"$TRAFFIC" server --netns "$(nspath "$ns")" --listen 127.0.0.1:9 \
+			--count 1 --timeout 10 --close-first client \
+			--ready-file "$f.ready" >/dev/null 2>&1 &
+		pid=$!
+		busywait 5000 test -e "$f.ready"
+		timeout 20 "$TRAFFIC" client --connect 127.0.0.1:9 --count 1 \
+			--netns "$(nspath "$ns")" --close-first client --barrier \
+			--timeout 10 >/dev/null 2>&1
+		wait "$pid"
+		v=$(mib "$ns" TcpExtTW)
+		ip netns del "$ns"
+		rm -f "$f.ready"
+		[ "$v" = 1 ] && echo creation >"$f" || echo expiry >"$f"
+	fi
+	[ "$(cat "$f")" = creation ]
+}
+
+# tw_created_truth MIB_DELTA OTHER : the ground truth for "TIME_WAIT sockets
+# created": the TcpExt TW delta where the kernel counts at creation, else
+# OTHER, a count the test knows another way (TIME_WAIT sockets still there
+# when none can have gone, or the connections that each leave one).
+tw_created_truth()
+{
+	if tw_mib_at_creation; then
+		echo "$1"
+	else
+		echo "$2"
+	fi
+}
+
+# check_tw_mib DESC GOT WANT : check_eq on a TcpExt TW delta where it counts
+# creations; elsewhere say why it is not checked (never a silent pass).
+check_tw_mib()
+{
+	if tw_mib_at_creation; then
+		check_eq "$@"
+	else
+		diag "not checked on $(uname -r): $1 (TcpExt TW counts at expiry here)"
+	fi
+}
+
 # ns_snapshot NS ARRAY PREFIX : one `ip netns exec` (they are slow under
 # TCG) filling ARRAY[PREFIX<name>] with every tcptw counter (as tw_<name>),
 # every nstat counter (mib_<name>, absolute) and the conntrack stats
