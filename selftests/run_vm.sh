@@ -2,12 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # Copyright (c) 2025 The tcptw authors.
 #
-# run_vm.sh KO_PATH : what runs inside the QEMU guest (scripts/vng-run.sh):
-# insmod the module, run the whole selftest suite (KTAP), rmmod, and fail
+# run_vm.sh KO_PATH [TEST...] : what runs inside the QEMU guest
+# (scripts/vng-run.sh): insmod the module, run the whole selftest suite, or
+# only the tcptw_*.sh scripts named (KTAP), rmmod, and fail
 # if the kernel logged a BUG/WARNING/Oops meanwhile. Every step is bounded
 # with timeout(1). Exit status: 0 only if everything passed.
 
-ko=${1:?usage: run_vm.sh KO_PATH}
+ko=${1:?usage: run_vm.sh KO_PATH [TEST...]}
+shift
+tests=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 rc=0
 
@@ -27,7 +30,11 @@ fi
 echo "# /proc/net/tcptw/probes:"
 timeout 10 cat /proc/net/tcptw/probes | sed 's/^/#   /'
 
-TCPTW_KO=$ko timeout 3000 make -s -C "$here" run || rc=1
+if [ ${#tests[@]} -gt 0 ]; then
+	(cd "$here" && TCPTW_KO=$ko timeout 3000 ./run_tests.sh "${tests[@]}") || rc=1
+else
+	TCPTW_KO=$ko timeout 3000 make -s -C "$here" run || rc=1
+fi
 
 if grep -q '^tcptw ' /proc/modules; then
 	timeout 60 rmmod tcptw || { echo "# rmmod tcptw failed"; rc=1; }

@@ -29,6 +29,13 @@
 #     later connect() fails with EADDRNOTAVAIL, ConnectTupleInUse == those
 #     failures. Control: without SO_REUSEADDR bind() fails (EADDRINUSE)
 #     and no reuse decision is made at all.
+#  4. net.ipv4.tcp_tw_reuse_delay (kernels that have it, 6.14+; a skip
+#     naming the kernel elsewhere): with the delay at 3000 ms, 50 connects
+#     fill the range; 1.2 s later a connect fails (every candidate refused
+#     TwReuseDeniedTooRecent, each event's age_ms < 3000); 3.6 s after the
+#     fill 50 connects succeed (TwReuseGranted == TWRecycled delta == 50,
+#     each event's age_ms >= 3000). Control: delay 1000 ms, the connect
+#     1.2 s after the fill is granted.
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/reuse_lib.sh"
@@ -111,7 +118,7 @@ test_bursts()
 			"$(rl_burst_mismatch "$OUT" $BURST $NPORTS)" 0
 		check_eq "cli TcpExt TWRecycled delta == ok - 50" "$rec" \
 			$((ok - NPORTS))
-		check_eq "cli TcpExt TW delta == ok" "$(rl_mib TcpExtTW)" "$ok"
+		check_tw_mib "cli TcpExt TW delta == ok" "$(rl_mib TcpExtTW)" "$ok"
 		check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" $NPORTS
 		check_mod_eq "TwReuseGranted == TWRecycled delta" \
 			"$(rl_tw TwReuseGranted)" "$rec"
@@ -358,7 +365,185 @@ test_bind_control()
 	log_test "$name"
 }
 
-ktap_plan 8
+# --------------------------------------------------------------- case 4
+
+# ms since the epoch
+now_ms()
+{
+	echo $(($(date +%s%N) / 1000000))
+}
+
+# sleep_until_ms T : sleep until now_ms >= T (no-op if already past)
+sleep_until_ms()
+{
+	local d=$(($1 - $(now_ms)))
+
+	[ "$d" -le 0 ] || sleep "$((d / 1000)).$(printf '%03d' $((d % 1000)))"
+}
+
+# events_age NS EVENT REASON CMP MS : how many EVENT lines (reason REASON,
+# "-" for none) in NS have an age_ms that fails "age CMP MS" (CMP: lt|ge),
+# or whose age is missing.
+events_age_bad()
+{
+	ip netns exec "$1" cat "$TCPTW_PROC/events" 2>/dev/null |
+		awk -v e="$2" -v r="reason=$3" -v cmp="$4" -v ms="$5" '
+		$2 != e { next }
+		{ a = -1; rr = ""
+		  for (i = 3; i <= NF; i++) {
+			if ($i ~ /^age_ms=[0-9]+$/) a = substr($i, 8) + 0
+			if ($i ~ /^reason=/) rr = $i
+		  }
+		  if (rr != r) next
+		  if (a < 0 || (cmp == "lt" && a >= ms) ||
+		      (cmp == "ge" && a < ms)) bad++ }
+		END { print bad + 0 }'
+}
+
+# reuse_delay_run DELAY_MS : fill the 50 ports, one connect 1.2 s after the
+# fill, 50 more 3.6 s after it; the three outcomes in FILL_OK, EARLY_OK,
+# LATE_OK and the counter deltas of the early and late steps in
+# EARLY_*/LATE_* (via BEFORE/AFTER snapshots around each).
+reuse_delay_run()
+{
+	local delay=$1 t0 t_fill dst=198.18.0.2:8080
+
+	rl_pair && rl_client_sysctls "$cli" 1 &&
+		rl_sysctl "$cli" net.ipv4.tcp_tw_reuse_delay="$delay" &&
+		rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 || return 1
+	if ! server_start "$srv" "$TMPDIR_T/delay$delay.server.json" \
+	     --listen "$dst" --count 0 --timeout 60 --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	# reuse_client NAME COUNT : one client run from cli, JSON in OUT
+	reuse_client()
+	{
+		OUT=$TMPDIR_T/delay$delay.$1.client.json
+		timeout 60 "$TRAFFIC" client --connect "$dst" \
+			--netns "$(nspath "$cli")" --close-first client --barrier \
+			--connect-timeout 3000 --timeout 30 --verbose \
+			--count "$2" >"$OUT"
+		diag "delay $delay: $1: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	}
+
+	t0=$(now_ms)
+	reuse_client fill $NPORTS
+	FILL_OK=$(json_get "$OUT" ok)
+	t_fill=$(now_ms)
+	# the early connect must come before the oldest socket is 3 s old
+	if [ $((t_fill - t0)) -gt 1500 ]; then
+		check_err 1 "filling the range took $((t_fill - t0)) ms (> 1500)"
+		return 1
+	fi
+
+	sleep_until_ms $((t_fill + 1200))
+	BEFORE=() AFTER=()
+	rl_snap "$cli" BEFORE
+	reuse_client early 1
+	rl_snap "$cli" AFTER
+	EARLY_OK=$(json_get "$OUT" ok)
+	EARLY_FAIL=$(json_get "$OUT" errors.EADDRNOTAVAIL)
+	EARLY_GRANTED=$(rl_tw TwReuseGranted)
+	EARLY_RECYCLED=$(rl_mib TcpExtTWRecycled)
+	EARLY_TOO_RECENT=$(rl_tw TwReuseDeniedTooRecent)
+	EARLY_EXHAUSTED=$(rl_tw ConnectPortExhausted)
+	rl_tw_dump
+
+	sleep_until_ms $((t_fill + 3600))
+	BEFORE=() AFTER=()
+	rl_snap "$cli" BEFORE
+	reuse_client late $NPORTS
+	rl_snap "$cli" AFTER
+	LATE_OK=$(json_get "$OUT" ok)
+	LATE_GRANTED=$(rl_tw TwReuseGranted)
+	LATE_RECYCLED=$(rl_mib TcpExtTWRecycled)
+	LATE_EXHAUSTED=$(rl_tw ConnectPortExhausted)
+	rl_tw_dump
+	rl_peers_dump "$cli"
+}
+
+have_reuse_delay()
+{
+	[ -e /proc/sys/net/ipv4/tcp_tw_reuse_delay ] && return 0
+	skip_test "kernel $(uname -r) has no net.ipv4.tcp_tw_reuse_delay (added in 6.14; the 1 s rule of older kernels is case 1)"
+	return 1
+}
+
+test_reuse_delay()
+{
+	local name="tw_reuse: tcp_tw_reuse_delay=3000: denied (TooRecent, age < delay) 1.2 s after the fill, granted (age >= delay) at 3.6 s"
+
+	test_begin "reuse delay"
+	if ! have_reuse_delay ||
+	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if reuse_delay_run 3000; then
+		check_eq "fill: client ok" "$FILL_OK" $NPORTS
+		check_eq "early: client ok" "$EARLY_OK" 0
+		check_eq "early: client EADDRNOTAVAIL" "$EARLY_FAIL" 1
+		check_eq "early: cli TcpExt TWRecycled delta" "$EARLY_RECYCLED" 0
+		check_mod_eq "early: TwReuseGranted" "$EARLY_GRANTED" 0
+		check_mod_gt "early: TwReuseDeniedTooRecent" \
+			"$EARLY_TOO_RECENT" 0
+		check_mod_eq "early: ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$EARLY_EXHAUSTED" "$EARLY_FAIL"
+		check_eq "late: client ok" "$LATE_OK" $NPORTS
+		check_eq "late: cli TcpExt TWRecycled delta" "$LATE_RECYCLED" \
+			$NPORTS
+		check_mod_eq "late: TwReuseGranted == TWRecycled delta" \
+			"$LATE_GRANTED" "$LATE_RECYCLED"
+		check_mod_eq "late: ConnectPortExhausted" "$LATE_EXHAUSTED" 0
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "too_recent events with age_ms >= 3000" \
+				"$(events_age_bad "$cli" tw_reuse_denied too_recent lt 3000)" 0
+			check_eq "tw_reuse_granted events with age_ms < 3000" \
+				"$(events_age_bad "$cli" tw_reuse_granted - ge 3000)" 0
+			check_eq "tw_reuse_granted events" \
+				"$(events_count "$cli" tw_reuse_granted)" $NPORTS
+		fi
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# Control: the same schedule at the default 1000 ms grants the early one.
+test_reuse_delay_control()
+{
+	local name="tw_reuse: control: tcp_tw_reuse_delay=1000: the connect 1.2 s after the fill is granted"
+
+	test_begin "reuse delay control"
+	if ! have_reuse_delay ||
+	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	if reuse_delay_run 1000; then
+		check_eq "fill: client ok" "$FILL_OK" $NPORTS
+		check_eq "early: client ok" "$EARLY_OK" 1
+		check_eq "early: cli TcpExt TWRecycled delta" "$EARLY_RECYCLED" 1
+		check_mod_eq "early: TwReuseGranted == TWRecycled delta" \
+			"$EARLY_GRANTED" "$EARLY_RECYCLED"
+		check_mod_eq "early: ConnectPortExhausted" "$EARLY_EXHAUSTED" 0
+		check_eq "late: client ok" "$LATE_OK" $NPORTS
+		check_mod_eq "late: TwReuseGranted == TWRecycled delta" \
+			"$LATE_GRANTED" "$LATE_RECYCLED"
+		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "tw_reuse_granted events with age_ms < 1000" \
+				"$(events_age_bad "$cli" tw_reuse_granted - ge 1000)" 0
+		fi
+	else
+		check_err 1 "setup failed"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 10
 test_bursts ipv4 198.18.0.2:8080 198.18.0.2
 test_bursts ipv6 "[fd00::2]:8080" fd00::2
 test_bursts_control
@@ -367,4 +552,6 @@ test_default_loopback
 test_bind
 test_bind_no_timestamps
 test_bind_control
+test_reuse_delay
+test_reuse_delay_control
 ktap_finish
