@@ -245,7 +245,7 @@ run_bounded()
 
 test_reload()
 {
-	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws d
+	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws d t0
 
 	test_begin "reload"
 	if [ -z "$TCPTW_KO" ]; then
@@ -290,6 +290,7 @@ test_reload()
 	loop_pid=$!
 	BG_PIDS+=("$loop_pid")
 
+	t0=$SECONDS
 	for i in $(seq "${TCPTW_RELOAD_CYCLES:-20}"); do
 		run_bounded 60 rmmod tcptw || { diag "rmmod #$i failed"; break; }
 		run_bounded 60 insmod "$TCPTW_KO" || { diag "insmod #$i failed"; break; }
@@ -300,6 +301,7 @@ test_reload()
 	[ "${TCPTW_RELOAD_CYCLES:-20}" = 0 ] && sleep "${TCPTW_RELOAD_IDLE_S:-60}"
 	touch "$stop"
 	bg_wait "$loop_pid"
+	diag "$ok rmmod/insmod cycles in $((SECONDS - t0)) s"
 	check_eq "rmmod/insmod cycles" "$ok" "${TCPTW_RELOAD_CYCLES:-20}"
 	if ! grep -q '^tcptw ' /proc/modules; then
 		timeout 60 insmod "$TCPTW_KO"
