@@ -11,25 +11,28 @@
 #   kernels.sh image K           vmlinuz of K                 (needs a fetch)
 #   kernels.sh makeflags K       extra make args to build modules for K
 #   kernels.sh builder K         how to build modules for K: host | chroot:SUITE
+#   kernels.sh slow K            selftest timeout multiplier in K's guest
 #
 # Adding a kernel is one row in the table below. Versions are never hard
 # coded: the newest linux-image-amd64 of the suite whose version matches the
 # glob is taken at fetch time, and its Depends name the ABI (uname -r).
 set -euo pipefail
 
-# name  suite               version  builder     image packages (@R@ = uname -r, comma separated)          image path inside the prefix          makeflags (- = none)
+# name  suite               version  builder     image packages (@R@ = uname -r, comma separated)          image path inside the prefix          makeflags (- = none)  slow
 KERNEL_TABLE='
-5.10    bullseye            5.10.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      CC=gcc-12
-6.1     bookworm            6.1.*    host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -
-6.12    bookworm-backports  6.12.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -
-7.2     sid                 7.2.*    chroot:sid  linux-base-@R@,linux-binary-unsigned-@R@,linux-modules-@R@ usr/lib/modules/@R@/vmlinuz.unsigned  -
-'
+5.10    bullseye            5.10.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      CC=gcc-12             3
+6.1     bookworm            6.1.*    host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -                     2
+6.12    bookworm-backports  6.12.*   host        linux-image-@R@-unsigned                                  boot/vmlinuz-@R@                      -                     2
+7.2     sid                 7.2.*    chroot:sid  linux-base-@R@,linux-binary-unsigned-@R@,linux-modules-@R@ usr/lib/modules/@R@/vmlinuz.unsigned  -                     2'
 # Notes per row (kept out of the code on purpose):
 # 5.10: headers' .kernelvariables say gcc-10 (bullseye only); gcc-12 works.
 # 6.12: headers ship a BTF vmlinux, so module builds need pahole (deps.sh).
 # 7.2:  kbuild binaries need glibc 2.38 and the headers gcc-16, so a bookworm
 #       host boots the fetched image but builds modules in a sid chroot
 #       (builder chroot:sid, see build-kmod.sh).
+# slow: what the per-script timeout of selftests/settings is multiplied by
+#       in this kernel's guest (TCPTW_TIMEOUT_MULT): every exec costs 0.5-2 s
+#       in a 5.10 guest under TCG, and two guests may share the 2 cores.
 # builder: host = make on this machine; chroot:SUITE = make inside a
 #       debootstrapped SUITE chroot in .cache/chroots/ with the headers
 #       apt-installed there (never on the host).
@@ -208,11 +211,13 @@ makeflags() {
 
 builder() { col "$1" 4; }
 
+slow() { col "$1" 8; }
+
 usage() {
 	if [ "${1:-2}" -eq 0 ]; then
-		sed -n '3,13s/^# \{0,1\}//p' "$0"
+		sed -n '3,14s/^# \{0,1\}//p' "$0"
 	else
-		sed -n '3,13s/^# \{0,1\}//p' "$0" >&2
+		sed -n '3,14s/^# \{0,1\}//p' "$0" >&2
 	fi
 	exit "${1:-2}"
 }
@@ -238,6 +243,10 @@ makeflags)
 builder)
 	[ $# -eq 1 ] || usage
 	builder "$1"
+	;;
+slow)
+	[ $# -eq 1 ] || usage
+	slow "$1"
 	;;
 -h | --help | help) usage 0 ;;
 *) usage ;;
