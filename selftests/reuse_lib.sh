@@ -45,12 +45,14 @@ rl_sysctl()
 
 # rl_client_sysctls NS TW_REUSE [LO HI] : the client's settings, all
 # explicit (a new netns defaults to tcp_tw_reuse=2). Kernels with
-# net.ipv4.tcp_tw_reuse_delay (6.14+, milliseconds, default 1000) measure
-# the TIME_WAIT age in ms instead of comparing CLOCK_MONOTONIC seconds; at
-# 500 ms a socket from the previous second-aligned burst (~950 ms old) is
-# reusable and one from the current burst (< 100 ms) is not, the same
-# outcome as the 1 s granularity of older kernels.
-RL_REUSE_DELAY_MS=500
+# net.ipv4.tcp_tw_reuse_delay (6.14+, milliseconds) measure the TIME_WAIT
+# age in ms instead of comparing CLOCK_MONOTONIC seconds; it is set to its
+# default, 1000, and the bursts of the tests start every other second, so
+# that a socket from the previous burst (1-2 s old) is reusable and one
+# from the current burst (< 1 s) is not, on either kind of kernel, however
+# long a burst takes under TCG (up to ~900 ms).
+RL_REUSE_DELAY_MS=1000
+RL_ALIGN=(--align-seconds --align-every 2)
 rl_client_sysctls()
 {
 	local ns=$1 reuse=$2 lo=${3:-$PORT_LO} hi=${4:-$PORT_HI}

@@ -92,7 +92,7 @@ test_estab()
 	B=()
 	A=()
 	ns_snapshot "$srv" B s_
-	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" paws-estab 198.18.0.1 \
+	timeout 150 ip netns exec "$cli" "$PY" "$SOCK" paws-estab 198.18.0.1 \
 		$SRV 8080 $K "$kind" >"$out" 2>"$out.err"
 	check_err $? "scapy failed: $(tail -n 3 "$out.err")"
 	sleep 0.3
@@ -152,9 +152,9 @@ test_active()
 	check_err $? "nft ruleset"
 	out=$TMPDIR_T/act_$kind.json
 	cres=$TMPDIR_T/act_$kind.client.json
-	bg_start "$out" timeout 60 ip netns exec "$srv" "$PY" "$SOCK" \
+	bg_start "$out" timeout 150 ip netns exec "$srv" "$PY" "$SOCK" \
 		paws-active eth0 9000 3 5 "$kind"
-	if ! busywait 30000 grep -q ready "$out.err"; then
+	if ! busywait 120000 grep -q ready "$out.err"; then
 		check_err 1 "scapy did not start: $(tail -n 3 "$out.err")"
 		cleanup_all_ns
 		log_test "$name"

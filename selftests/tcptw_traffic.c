@@ -12,6 +12,7 @@
  *                        [--reuseaddr] [--close-first client|server]
  *                        [--barrier] [--linger0] [--connect-timeout MS]
  *                        [--rate N] [--gap-ms N] [--align-seconds]
+ *                        [--align-every SEC]
  *                        [--burst N] [--timeout SEC] [--req-bytes N]
  *                        [--resp-bytes N] [--verbose]
  *
@@ -68,6 +69,7 @@ struct opts {
 	unsigned long rate;		/* connects per second, 0: max */
 	unsigned long gap_ms;
 	unsigned long burst;		/* with --align-seconds */
+	unsigned long align_every;	/* seconds between bursts */
 	double timeout;			/* seconds */
 	bool linger0;
 	bool no_accept;
@@ -209,6 +211,7 @@ static void usage(FILE *f, int code)
 "      --align-seconds         client: bursts start at a CLOCK_MONOTONIC\n"
 "                              second boundary (+50 ms)\n"
 "      --burst N               client: connects per aligned burst\n"
+"      --align-every SEC       client: bursts SEC seconds apart (default 1)\n"
 "  -v, --verbose               client: per-connect details in the JSON\n"
 "  -h, --help                  this text\n");
 	exit(code);
@@ -610,16 +613,20 @@ out:
 	return err;
 }
 
-static void wait_second_boundary(double deadline)
+static void wait_second_boundary(double deadline, unsigned long every)
 {
 	struct timespec ts;
 	double ms;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	/* next second + 50 ms, so a burst never straddles a kernel second */
-	ms = (1e3 - ts.tv_nsec / 1e6) + 50.0;
-	if (ms >= 1050.0)
-		ms -= 1000.0;
+	/*
+	 * the next second that is a multiple of @every, + 50 ms, so a burst
+	 * never straddles a kernel second
+	 */
+	ms = (1e3 - ts.tv_nsec / 1e6) + 50.0 +
+		1e3 * ((every - 1) - (unsigned long)ts.tv_sec % every);
+	if (ms >= 1e3 * every + 50.0)
+		ms -= 1e3 * every;
 	if (now_ms() + ms > deadline)
 		ms = deadline - now_ms();
 	sleep_ms(ms);
@@ -654,7 +661,7 @@ static int run_client(const struct opts *o)
 	next = start;
 	for (i = 0; i < o->count; i++) {
 		if (o->align && (i % o->burst) == 0) {
-			wait_second_boundary(deadline);
+			wait_second_boundary(deadline, o->align_every);
 			next = now_ms();
 		} else if (o->rate) {
 			sleep_ms(next - now_ms());
@@ -714,7 +721,7 @@ static int run_client(const struct opts *o)
 enum {
 	OPT_CLOSE_FIRST = 256, OPT_REQ, OPT_RESP, OPT_LINGER0, OPT_NO_ACCEPT,
 	OPT_BACKLOG, OPT_READY, OPT_REUSEADDR, OPT_BARRIER, OPT_CTIMEOUT,
-	OPT_RATE, OPT_GAP, OPT_ALIGN, OPT_BURST,
+	OPT_RATE, OPT_GAP, OPT_ALIGN, OPT_BURST, OPT_ALIGN_EVERY,
 };
 
 static const struct option longopts[] = {
@@ -740,6 +747,7 @@ static const struct option longopts[] = {
 	{ "gap-ms",		required_argument, NULL, OPT_GAP },
 	{ "align-seconds",	no_argument,	   NULL, OPT_ALIGN },
 	{ "burst",		required_argument, NULL, OPT_BURST },
+	{ "align-every",	required_argument, NULL, OPT_ALIGN_EVERY },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -858,6 +866,10 @@ int main(int argc, char **argv)
 		case OPT_BURST:
 			o.burst = parse_ul(optarg, "--burst");
 			break;
+		case OPT_ALIGN_EVERY:
+			o.align_every = parse_ul(optarg, "--align-every");
+			o.align = true;
+			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -868,6 +880,8 @@ int main(int argc, char **argv)
 		o.count = 1;
 	if (!o.burst)
 		o.burst = o.count ? o.count : 1;
+	if (!o.align_every)
+		o.align_every = 1;
 	/* a peer RST must not kill us with SIGPIPE */
 	signal(SIGPIPE, SIG_IGN);
 	setvbuf(stdout, NULL, _IOLBF, 0);
