@@ -218,14 +218,24 @@ static void test_watch(void **state)
 	assert_int_equal(lines(r.out), 3);
 	assert_json(r.out);
 	done(&r);
-	/* Ctrl-C or SIGTERM end it cleanly, with exit 0 */
+	/*
+	 * Ctrl-C or SIGTERM end it cleanly, with exit 0. The signal is sent
+	 * once two samples are out, i.e. once the handlers are in place:
+	 * before that, a background job of sh has SIGINT ignored and would
+	 * keep it so (seen on a loaded machine: a watch that never ended).
+	 * A KILL after 10 s bounds the test if it does not stop.
+	 */
 	for (int i = 0; i < 2; i++) {
-		char cmd[512];
+		char cmd[1024];
 		int st;
 
 		snprintf(cmd, sizeof(cmd), "TCPTW_PROC_ROOT=%s/healthy/t1 "
 			 "./tcptw watch -i 0.05 >/tmp/tcptw-cli.out 2>&1 & "
-			 "p=$!; sleep 0.3; kill -%s $p; wait $p",
+			 "p=$!; n=0; while [ \"$(wc -l </tmp/tcptw-cli.out)\" "
+			 "-lt 2 ] && [ $n -lt 200 ]; do sleep 0.05; "
+			 "n=$((n + 1)); done; "
+			 "kill -%s $p; (sleep 10; kill -KILL $p) 2>/dev/null & "
+			 "w=$!; wait $p; rc=$?; kill $w 2>/dev/null; exit $rc",
 			 fixtures(), i ? "TERM" : "INT");
 		st = system(cmd);
 		assert_true(WIFEXITED(st));
