@@ -14,6 +14,8 @@
 # One client, N connections, server closes first. Kernels with the change:
 # TwSynPawsRejected > 0 and == srv PAWS MIB delta == c1 TCPSynRetrans delta.
 # Kernels without it: all 0 (one clock per host pair, always newer).
+# tcptw diagnose in srv names PAWS behind the NAT and, from the clocks of
+# the rejected SYNs, this kernel change; where there is none, nothing.
 # Which kind this kernel is comes from its Debian changelog or its version,
 # never from the result itself.
 
@@ -30,6 +32,7 @@ if ! have_nat; then
 fi
 
 N=${TCPTW_TS_N:-21}
+TCPTW_CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
 
 # has_ports_in_ts_offset : 0 yes, 1 no, 2 cannot tell
 has_ports_in_ts_offset()
@@ -57,6 +60,41 @@ has_ports_in_ts_offset()
 	return 2
 }
 
+# check_diagnose KIND REJECTED : what tcptw diagnose in srv makes of the
+# run: with the ports in the TS offset, PAWS behind NAT and, from the
+# events' clocks (4 rejections or more), the kernel change by name; without
+# them, nothing at all.
+check_diagnose()
+{
+	local kind=$1 k=$2 out=$TMPDIR_T/srv.diag.json rc ids
+
+	if [ ! -x "$TCPTW_CLI" ]; then
+		diag "tcptw CLI not built ($TCPTW_CLI): diagnose not checked"
+		return
+	fi
+	ip netns exec "$srv" "$TCPTW_CLI" diagnose -j \
+		--baseline "$TMPDIR_T/srv.base" >"$out" 2>"$out.err"
+	rc=$?
+	ids=$(python3 -c '
+import json, sys
+print(" ".join(sorted(f["id"] for f in json.load(open(sys.argv[1]))["findings"])))' "$out")
+	diag "diagnose exit $rc, findings [$ids]: $(grep -o '"notes":[^]]*' "$out" | head -c 700)"
+	if [ "$kind" -ne 0 ]; then
+		check_eq "diagnose exit code (nothing found)" "$rc" 0
+		check_eq "diagnose findings" "$([ -z "$ids" ] && echo 0 || echo 1)" 0
+		return
+	fi
+	check_eq "diagnose exit code (3: problem found)" "$rc" 3
+	check_eq "diagnose names nat_paws, alone" \
+		"$([ "$ids" = nat_paws ] && echo 1 || echo 0)" 1
+	if [ "$k" -ge 4 ]; then
+		grep -q 'CVE-2026-23247' "$out"
+		check_err $? "diagnose does not name the TS-offset change (CVE-2026-23247)"
+		grep -q "$NAT_PUB" "$out"
+		check_err $? "diagnose does not name the NAT address $NAT_PUB"
+	fi
+}
+
 test_single_client()
 {
 	local T="ts_offset: one client behind a 1-port NAT" out kind
@@ -79,6 +117,8 @@ test_single_client()
 	server_start "$srv" "$TMPDIR_T/srv.json" --listen $SRV_ADDR:$SRV_PORT \
 		--count "$N" --timeout 60 --close-first server ||
 		{ check_err 1 "no server"; log_test "$T"; return; }
+	[ -x "$TCPTW_CLI" ] && ip netns exec "$srv" "$TCPTW_CLI" diagnose \
+		--save-baseline "$TMPDIR_T/srv.base" >/dev/null
 	b_k=$(tw_counter "$srv" TwSynPawsRejected)
 	b_paws=$(mib_paws_tw "$srv")
 	b_retr=$(mib "$c1" TcpExtTCPSynRetrans)
@@ -100,6 +140,7 @@ test_single_client()
 	else
 		check_eq "TwSynPawsRejected (one TS clock per host pair)" "$k" 0
 	fi
+	check_diagnose "$kind" "$k"
 	log_test "$T"
 	nat_topo_cleanup
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "diagnose.h"
@@ -238,6 +239,69 @@ static void rfc1337_note(struct finding *f, const struct diag_input *in)
 	more(f, "expires");
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Gaps closer than this (ms) count as one clock offset. */
+#define CLOCK_GAP_MS 60000u
+#define CLOCK_MIN_SYNS 4
+#define CLOCK_MAX_SYNS 1024
+
+/*
+ * How many timestamp clocks sent the PAWS-rejected SYNs from @addr? Each
+ * rejected SYN carries its own TSval, and the TIME_WAIT socket it hit the
+ * previous connection's last TSval (ts_recent): ts_recent - tsval is the
+ * offset between the two connections' clocks (plus the ms in between).
+ * Hosts with one clock each (the TS offset hashed from the addresses)
+ * repeat the same few gaps; a kernel that hashes the ports in too (commit
+ * 165573e41f2f: upstream 7.0, Debian 6.1.192 and 6.12.94, CVE-2026-23247)
+ * draws a new clock for every connection, and one client behind a NAT
+ * that rewrites source ports is then enough to be rejected.
+ */
+static void clock_note(struct finding *f, const struct diag_input *in,
+		       const char *addr)
+{
+	uint32_t gaps[CLOCK_MAX_SYNS];
+	char a[48];
+	size_t i, n = 0, k = 0;
+
+	if (!in->events)
+		return;
+	for (i = 0; i < in->events->n && n < CLOCK_MAX_SYNS; i++) {
+		const struct tcptw_event *e = &in->events->v[i];
+
+		if (strcmp(e->name, "tw_syn_paws_rejected") ||
+		    e->tsval == EV_NONE || e->ts_recent == EV_NONE ||
+		    split_endpoint(e->src, a, sizeof(a), NULL) ||
+		    strcmp(a, addr))
+			continue;
+		gaps[n++] = (uint32_t)e->ts_recent - (uint32_t)e->tsval;
+	}
+	if (n < CLOCK_MIN_SYNS)
+		return;
+	qsort(gaps, n, sizeof(gaps[0]), cmp_u32);
+	for (i = 0; i < n; i++)
+		if (!i || gaps[i] - gaps[i - 1] > CLOCK_GAP_MS)
+			k++;
+	ev_value(f, "ts_clock_offsets", k);
+	if (k * 4 >= n * 3) {
+		note(f, "%zu of %zu rejected SYNs from %s have a TS clock of", k,
+		     n, addr);
+		more(f, "their own: clients on Linux 7.0+, Debian 6.1.192+ or");
+		more(f, "6.12.94+ (CVE-2026-23247) get one per connection, so");
+		more(f, "one client behind a NAT that rewrites ports");
+		more(f, "(--random-fully) suffices");
+	} else {
+		note(f, "the rejected SYNs from %s show %zu clock offset(s):",
+		     addr, k);
+		more(f, "a few hosts, each with its own TS clock, share it");
+	}
+}
+
 static void rule_paws(const struct diag_input *in, struct diag_result *r)
 {
 	uint64_t syn = dm(in, "TwSynPawsRejected");
@@ -264,6 +328,7 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 		note(f, "the SYNs came from %s,", f->peers[0].addr);
 		more(f, "most likely a NAT address shared by several clients");
 		more(f, "whose timestamp clocks differ");
+		clock_note(f, in, f->peers[0].addr);
 	} else if (in->module && (in->events_err == -EPERM ||
 				  in->events_err == -EACCES)) {
 		note(f, "the events file needs CAP_NET_ADMIN:");

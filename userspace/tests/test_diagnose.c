@@ -95,6 +95,24 @@ static void test_nat_paws(void **state)
 	assert_true(has_note(f, "198.51.100.7"));
 	assert_true(has_note(f, "tcp_rfc1337=1"));
 	assert_non_null(strstr(f->title, "NAT"));
+	/* 20 SYNs, one gap between the two hosts' clocks */
+	assert_int_equal(ev(f, "ts_clock_offsets")->v, 1);
+	assert_true(has_note(f, "1 clock offset(s)"));
+	assert_false(has_note(f, "CVE-2026-23247"));
+	run_free(run);
+}
+
+/* One client whose kernel puts the ports into the TS offset (7.0+). */
+static void test_nat_paws_ts_ports(void **state)
+{
+	struct run *run = expect_only("nat_paws-ts-ports", "nat_paws");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_string_equal(f->peers[0].addr, "203.0.113.5");
+	assert_int_equal(ev(f, "ts_clock_offsets")->v, 12);
+	assert_true(has_note(f, "12 of 12 rejected SYNs from 203.0.113.5"));
+	assert_true(has_note(f, "CVE-2026-23247"));
 	run_free(run);
 }
 
@@ -249,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_healthy),
 		cmocka_unit_test(test_nat_paws),
+		cmocka_unit_test(test_nat_paws_ts_ports),
 		cmocka_unit_test(test_nat_paws_nomodule),
 		cmocka_unit_test(test_ts_off_seq),
 		cmocka_unit_test(test_port_exhaustion),
