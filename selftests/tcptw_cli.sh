@@ -108,17 +108,41 @@ nat_paws()
 		--listen $SRV_ADDR:$SRV_PORT --count $n --timeout 60 \
 		--close-first "$1" || { check_err 1 "no server"; return 1; }
 	save_baseline "$srv" "$2"
-	# one line of JSON per second while the clients run
+	# one line of JSON per second while the clients run (bounded: 120)
 	bg_start "$TMPDIR_T/$2.watch" ip netns exec "$srv" \
-		"$CLI" watch -j -i 1 -c 4
+		"$CLI" watch -j -i 1 -c 120
 	WATCH_PID=$BG_PID
+	# its first sample is out: it has read its starting values, so the
+	# clients cannot slip in before them on a slow guest
+	busywait 15000 lines_ge "$TMPDIR_T/$2.watch" 1 ||
+		diag "watch printed no sample in 15 s"
 	timeout 60 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
 		--count $n --netns "$(nspath "$c1"),$(nspath "$c2")" \
 		--close-first "$1" --barrier --timeout 40 \
 		--connect-timeout 10000 >"$TMPDIR_T/$2.client.json"
 	check_err $? "client failed"
 	bg_wait "$SERVER_PID"
+	watch_stop "$TMPDIR_T/$2.watch"
 	diagnose "$srv" "$2"
+}
+
+# lines_ge FILE N : FILE has N lines or more
+lines_ge()
+{
+	[ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# watch_stop FILE : let watch print two more samples, so that the last one
+# covers everything the clients did (a slow guest may take longer than any
+# fixed count of samples), then stop it with Ctrl-C.
+watch_stop()
+{
+	local n
+
+	n=$(wc -l <"$1")
+	busywait 15000 lines_ge "$1" $((n + 2)) ||
+		diag "watch printed no new sample in 15 s"
+	kill -INT "$WATCH_PID" 2>/dev/null
 }
 
 test_nat_paws()

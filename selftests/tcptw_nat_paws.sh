@@ -71,7 +71,12 @@ snapshot()
 		_is_num "${r[c1_tw_$c]}" && _is_num "${r[c2_tw_$c]}" &&
 			s[cli_$c]=$((r[c1_tw_$c] + r[c2_tw_$c]))
 	done
-	s[srv_paws]=$((${r[srv_mib_TcpExtPAWSEstab]:-0} + ${r[srv_mib_TcpExtPAWSTimewait]:-0}))
+	# PAWS rejects on TIME_WAIT sockets as the kernel counts them: before
+	# 6.16 PAWSEstab also counts established and SYN-RECV sockets, which
+	# with one TS clock per connection (ports in the offset) now and then
+	# reject a late segment of the previous connection on the one NAT
+	# tuple; tcptw counts those apart, and they are taken out here.
+	s[srv_paws]=$((${r[srv_mib_TcpExtPAWSEstab]:-0} + ${r[srv_mib_TcpExtPAWSTimewait]:-0} - ${r[srv_tw_PawsEstabRejected]:-0} - ${r[srv_tw_PawsSynRecvRejected]:-0}))
 	s[srv_tw]=${r[srv_mib_TcpExtTW]:-0}
 	s[cli_tw]=$((${r[c1_mib_TcpExtTW]:-0} + ${r[c2_mib_TcpExtTW]:-0}))
 	s[cli_synretrans]=$((${r[c1_mib_TcpExtTCPSynRetrans]:-0} + ${r[c2_mib_TcpExtTCPSynRetrans]:-0}))
@@ -123,7 +128,7 @@ demo_print()
 	ip netns exec "$srv" cat "$TCPTW_PROC/events" | tail -n 10
 	echo "=== ground truth"
 	echo "connections:                    $N (c1/c2 alternating, 1 NAT port)"
-	echo "srv TcpExt PAWSEstab+Timewait:  ${D[srv_paws]}"
+	echo "srv TcpExt PAWSEstab+Timewait:  ${D[srv_paws]} (TIME_WAIT only)"
 	echo "srv TcpExt TW:                  ${D[srv_tw]}"
 	echo "clients TcpExt TCPSynRetrans:   ${D[cli_synretrans]}"
 	echo "clients Tcp OutRsts:            ${D[cli_outrsts]}"
@@ -346,7 +351,7 @@ test_clients_close_first()
 	check_clean_run
 	check_tw_mib "srv TcpExt TW" "${D[srv_tw]}" 0
 	check_eq "srv TIME_WAIT sockets" "$TW_LEFT" 0
-	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	check_eq "srv PAWS on TIME_WAIT (MIB minus established/SYN-RECV)" "${D[srv_paws]}" 0
 	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
 	check_tw_mib "clients TcpExt TW == connections" "${D[cli_tw]}" "$N"
 	# A new client port each time: every client TIME_WAIT socket is
@@ -379,7 +384,7 @@ test_clients_ts2()
 		return
 	}
 	check_clean_run
-	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	check_eq "srv PAWS on TIME_WAIT (MIB minus established/SYN-RECV)" "${D[srv_paws]}" 0
 	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
 	check_eq "clients OutRsts" "${D[cli_outrsts]}" 0
 	check_tw_mib "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
@@ -408,7 +413,7 @@ test_srv_ts0()
 		return
 	}
 	check_clean_run
-	check_eq "srv PAWS" "${D[srv_paws]}" 0
+	check_eq "srv PAWS on TIME_WAIT (MIB minus established/SYN-RECV)" "${D[srv_paws]}" 0
 	# Without timestamps the TIME_WAIT socket still refuses a SYN whose
 	# seq is not after rcv_nxt (about half of them): same ACK/RST/retransmit.
 	check_gt "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
