@@ -269,7 +269,7 @@ test_reload()
 		return
 	fi
 	server_start "$srv" "$TMPDIR_T/reload.server.json" \
-		--listen $SRV_ADDR:$SRV_PORT --count 0 --timeout 240 ||
+		--listen $SRV_ADDR:$SRV_PORT --count 0 --timeout 900 ||
 		check_err 1 "server did not start"
 
 	declare -A S0=() S1=()
