@@ -472,16 +472,23 @@ have_reuse_delay()
 	return 1
 }
 
+# reuse_delay_begin SHORT NAME : test_begin; false (the test reported as
+# skipped) where the kernel has no tcp_tw_reuse_delay or a probe is absent.
+reuse_delay_begin()
+{
+	test_begin "$1"
+	if ! have_reuse_delay ||
+	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$2"
+		return 1
+	fi
+}
+
 test_reuse_delay()
 {
 	local name="tw_reuse: tcp_tw_reuse_delay=5000: denied (TooRecent, age < delay) 1.2 s after the fill, granted (age >= delay) at 5.6 s"
 
-	test_begin "reuse delay"
-	if ! have_reuse_delay ||
-	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
-		log_test "$name"
-		return
-	fi
+	reuse_delay_begin "reuse delay" "$name" || return
 	if reuse_delay_run 5000; then
 		check_eq "fill: client ok" "$FILL_OK" $NPORTS
 		check_eq "early: client ok" "$EARLY_OK" 0
@@ -518,12 +525,7 @@ test_reuse_delay_control()
 {
 	local name="tw_reuse: control: tcp_tw_reuse_delay=1000: the connect 1.2 s after the fill is granted"
 
-	test_begin "reuse delay control"
-	if ! have_reuse_delay ||
-	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
-		log_test "$name"
-		return
-	fi
+	reuse_delay_begin "reuse delay control" "$name" || return
 	if reuse_delay_run 1000; then
 		check_eq "fill: client ok" "$FILL_OK" $NPORTS
 		check_eq "early: client ok" "$EARLY_OK" 1
