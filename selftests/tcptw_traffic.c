@@ -49,7 +49,7 @@
 
 #define MAX_NETNS	8
 #define SLOW_CONNECT_MS	500.0
-#define BARRIER_MS	3000
+#define BARRIER_MS	10000
 
 enum close_first { CLOSE_SERVER, CLOSE_CLIENT };
 
