@@ -282,9 +282,17 @@ def paws_active(iface, dport, k, timeout, bad):
         send(sa)
         state["answered"] += 1
 
-    sn = AsyncSniffer(iface=iface, prn=on_pkt, store=False)
+    # "ready" only once the capture socket is open: on a slow guest
+    # (5.10 under TCG, machine shared) that took longer than the fixed
+    # second this used to wait, and the client's SYNs went by unseen.
+    import threading
+    capturing = threading.Event()
+    sn = AsyncSniffer(iface=iface, prn=on_pkt, store=False,
+                      started_callback=capturing.set)
     sn.start()
-    time.sleep(1)
+    if not capturing.wait(60):
+        raise SystemExit("sniffer did not start in 60 s")
+    time.sleep(0.2)
     print("ready", file=sys.stderr, flush=True)
     time.sleep(timeout)
     sn.stop()
