@@ -229,7 +229,15 @@ check_clean_run()
 {
 	check_eq "client connections ok" "$(json_get "$OUT" ok)" "$N"
 	check_eq "nat conntrack insert_failed" "${D[ct_insert_failed]}" 0
-	check_eq "connects >= 0.5 s" "$(json_get "$OUT" slow_connects)" 0
+	if [ "${1:-}" = lost-syn-ok ]; then
+		# Each refusal costs the client one fast SYN retransmit; a SYN
+		# lost on top of that (the guest busy, two clients racing
+		# through one NAT tuple) costs a 1 s one. Tolerated in a
+		# control; the caller takes those out of its ground truth.
+		diag "connects >= 0.5 s: $(json_get "$OUT" slow_connects) (each a SYN lost besides the refusals)"
+	else
+		check_eq "connects >= 0.5 s" "$(json_get "$OUT" slow_connects)" 0
+	fi
 }
 
 test_main()
@@ -412,15 +420,16 @@ test_srv_ts0()
 		log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
 		return
 	}
-	check_clean_run
+	check_clean_run lost-syn-ok
 	check_eq "srv PAWS on TIME_WAIT (MIB minus established/SYN-RECV)" "${D[srv_paws]}" 0
 	# Without timestamps the TIME_WAIT socket still refuses a SYN whose
 	# seq is not after rcv_nxt (about half of them): same ACK/RST/retransmit.
 	check_gt "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
 	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
 	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
-	check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans" \
-		"${D[srv_TwSynSeqRejected]}" "${D[cli_synretrans]}"
+	check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans - slow connects" \
+		"${D[srv_TwSynSeqRejected]}" \
+		$((D[cli_synretrans] - $(json_get "$OUT" slow_connects)))
 	diag "srv TwSynRecycled=${D[srv_TwSynRecycled]} clients OutRsts=${D[cli_outrsts]} (not asserted)"
 	pcap_dump
 	nat_topo_cleanup
