@@ -60,13 +60,13 @@ has_ports_in_ts_offset()
 	return 2
 }
 
-# check_diagnose KIND REJECTED : what tcptw diagnose in srv makes of the
-# run: with the ports in the TS offset, PAWS behind NAT and, from the
-# events' clocks (4 rejections or more), the kernel change by name; without
-# them, nothing at all.
+# check_diagnose KIND REJECTED SEQ_REFUSED : what tcptw diagnose in srv
+# makes of the run: with the ports in the TS offset, PAWS behind NAT and,
+# from the events' clocks (4 rejections or more), the kernel change by
+# name; without them no PAWS, only the refusals on sequence if any.
 check_diagnose()
 {
-	local kind=$1 k=$2 out=$TMPDIR_T/srv.diag.json rc ids
+	local kind=$1 k=$2 seq=$3 out=$TMPDIR_T/srv.diag.json rc ids want
 
 	if [ ! -x "$TCPTW_CLI" ]; then
 		diag "tcptw CLI not built ($TCPTW_CLI): diagnose not checked"
@@ -80,13 +80,23 @@ import json, sys
 print(" ".join(sorted(f["id"] for f in json.load(open(sys.argv[1]))["findings"])))' "$out")
 	diag "diagnose exit $rc, findings [$ids]: $(grep -o '"notes":[^]]*' "$out" | head -c 700)"
 	if [ "$kind" -ne 0 ]; then
-		check_eq "diagnose exit code (nothing found)" "$rc" 0
-		check_eq "diagnose findings" "$([ -z "$ids" ] && echo 0 || echo 1)" 0
+		# no PAWS; only the same-millisecond refusals on sequence, if any
+		if [ "$seq" -gt 0 ]; then
+			check_eq "diagnose exit code (3: ts_off_seq found)" "$rc" 3
+			check_eq "diagnose names ts_off_seq, alone" \
+				"$([ "$ids" = ts_off_seq ] && echo 1 || echo 0)" 1
+		else
+			check_eq "diagnose exit code (nothing found)" "$rc" 0
+			check_eq "diagnose findings" \
+				"$([ -z "$ids" ] && echo 0 || echo 1)" 0
+		fi
 		return
 	fi
 	check_eq "diagnose exit code (3: problem found)" "$rc" 3
-	check_eq "diagnose names nat_paws, alone" \
-		"$([ "$ids" = nat_paws ] && echo 1 || echo 0)" 1
+	want=nat_paws
+	[ "$seq" -gt 0 ] && want="nat_paws ts_off_seq"
+	check_eq "diagnose names [$want], nothing else" \
+		"$([ "$ids" = "$want" ] && echo 1 || echo 0)" 1
 	if [ "$k" -ge 4 ]; then
 		grep -q 'CVE-2026-23247' "$out"
 		check_err $? "diagnose does not name the TS-offset change (CVE-2026-23247)"
@@ -99,6 +109,7 @@ test_single_client()
 {
 	local T="ts_offset: one client behind a 1-port NAT" out kind
 	local k kall paws retr b_k b_kall b_paws b_retr slow pother b_pother
+	local seq b_seq
 
 	test_begin "$T"
 	has_ports_in_ts_offset
@@ -121,6 +132,7 @@ test_single_client()
 		--save-baseline "$TMPDIR_T/srv.base" >/dev/null
 	b_k=$(tw_counter "$srv" TwSynPawsRejected)
 	b_kall=$(tw_counter "$srv" TwPawsRejected)
+	b_seq=$(tw_counter "$srv" TwSynSeqRejected)
 	b_pother=$(( $(tw_counter "$srv" PawsEstabRejected) + $(tw_counter "$srv" PawsSynRecvRejected) ))
 	b_paws=$(mib_paws_tw "$srv")
 	b_retr=$(mib "$c1" TcpExtTCPSynRetrans)
@@ -132,12 +144,13 @@ test_single_client()
 	bg_wait "$SERVER_PID"
 	k=$(( $(tw_counter "$srv" TwSynPawsRejected) - b_k ))
 	kall=$(( $(tw_counter "$srv" TwPawsRejected) - b_kall ))
+	seq=$(( $(tw_counter "$srv" TwSynSeqRejected) - b_seq ))
 	pother=$(( $(tw_counter "$srv" PawsEstabRejected) + $(tw_counter "$srv" PawsSynRecvRejected) - b_pother ))
 	paws=$(( $(mib_paws_tw "$srv") - b_paws ))
 	retr=$(( $(mib "$c1" TcpExtTCPSynRetrans) - b_retr ))
 	diag "client: $(head -c 200 "$out")"
 	check_eq "client connects ok" "$(json_get "$out" ok)" "$N"
-	diag "TwSynPawsRejected=$k TwPawsRejected=$kall PawsEstab+SynRecvRejected=$pother PAWS MIB=$paws c1 TCPSynRetrans=$retr"
+	diag "TwSynPawsRejected=$k TwSynSeqRejected=$seq TwPawsRejected=$kall PawsEstab+SynRecvRejected=$pother PAWS MIB=$paws c1 TCPSynRetrans=$retr"
 	# Every PAWS reject, SYN or not: before 6.16 PAWSEstab also counts
 	# the established and SYN-RECV ones (with one TS clock per connection
 	# a segment now and then meets the previous connection's socket).
@@ -149,20 +162,24 @@ test_single_client()
 	# or more lost a SYN on top of that (seen once with a third guest
 	# loading the machine: one more retransmit after a 1 s RTO); then
 	# the connects that retransmitted at all are the ground truth.
+	# A SYN whose TSval equals ts_recent (the same millisecond as the
+	# previous connection's last segment) is refused on sequence instead
+	# (TwSynSeqRejected): same cost to the client.
 	slow=$(json_get "$out" slow_connects)
 	if [ "$slow" -eq 0 ]; then
-		check_eq "TwSynPawsRejected == c1 TCPSynRetrans delta" "$k" "$retr"
+		check_eq "TwSynPawsRejected + TwSynSeqRejected == c1 TCPSynRetrans delta" \
+			$((k + seq)) "$retr"
 	else
 		diag "$slow connect(s) took 0.5 s or more: compared with the connects that retransmitted"
-		check_eq "TwSynPawsRejected == connects with a SYN retransmit" \
-			"$k" "$(json_get "$out" retrans_connects)"
+		check_eq "TwSynPawsRejected + TwSynSeqRejected == connects with a SYN retransmit" \
+			$((k + seq)) "$(json_get "$out" retrans_connects)"
 	fi
 	if [ $kind -eq 0 ]; then
 		check_gt "TwSynPawsRejected (ports in the TS offset)" "$k" 0
 	else
 		check_eq "TwSynPawsRejected (one TS clock per host pair)" "$k" 0
 	fi
-	check_diagnose "$kind" "$k"
+	check_diagnose "$kind" "$k" "$seq"
 	log_test "$T"
 	nat_topo_cleanup
 }
