@@ -14,7 +14,7 @@ APT_PKGS=(
 	nginx-light wrk tcpdump python3-scapy
 	# module build (kbuild host tools, BTF for 6.12, sparse)
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
-	clang xz-utils
+	clang libclang-rt-14-dev xz-utils
 	# userspace CLI and its unit tests
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libnetfilter-conntrack-dev libcmocka-dev
