@@ -168,12 +168,12 @@ static struct notifier_block module_nb = {
 
 int tcptw_probes_init(void)
 {
+	unsigned int s, n, attached = 0, total = probe_count();
 	struct tcptw_probe *p;
-	unsigned int s, n, attached = 0;
 	int err;
 
-	kp_batch = kcalloc(probe_count(), sizeof(*kp_batch), GFP_KERNEL);
-	krp_batch = kcalloc(probe_count(), sizeof(*krp_batch), GFP_KERNEL);
+	kp_batch = kcalloc(total, sizeof(*kp_batch), GFP_KERNEL);
+	krp_batch = kcalloc(total, sizeof(*krp_batch), GFP_KERNEL);
 	if (!kp_batch || !krp_batch) {
 		err = -ENOMEM;
 		goto err_free;

@@ -132,21 +132,22 @@ fi
 VM_JOBS=${VM_JOBS:-$([ ${#kernels[@]} -gt 1 ] && echo 2 || echo 1)}
 # A 5.10 guest beside another one takes 40 minutes or more; CI stops at 90.
 export VM_TIMEOUT=${VM_TIMEOUT:-4200}
-declare -A vm_pid vm_t0 early
+# failed[K]: the step that failed before K's guest could start, if any
+declare -A vm_pid vm_t0 failed
 for k in "${kernels[@]}"; do
-	early[$k]=""
+	failed[$k]=""
 	echo "== kernel $k: fetch and build"
 	if ! scripts/kernels.sh builder "$k" >/dev/null 2>"$LOGS/fetch-$k.log"; then
-		early[$k]="unknown kernel $k"
+		failed[$k]=unknown
 		continue
 	fi
 	if ! scripts/kernels.sh fetch "$k" >>"$LOGS/fetch-$k.log" 2>&1; then
-		early[$k]="fetch $k (log $LOGS/fetch-$k.log)"
+		failed[$k]=fetch
 		continue
 	fi
 	if ! ko=$(scripts/build-kmod.sh "$k" '' 2>"$LOGS/build-kmod-$k.log" | tail -n 1) ||
 		[ ! -f "$ko" ]; then
-		early[$k]="build tcptw.ko for $k (log $LOGS/build-kmod-$k.log)"
+		failed[$k]=build
 		continue
 	fi
 	[ -x selftests/run_vm.sh ] || continue
@@ -159,20 +160,20 @@ done
 
 for k in "${kernels[@]}"; do
 	begin "kernel $k"
-	case ${early[$k]} in
-	"unknown kernel"*)
-		fail "${early[$k]}"
+	case ${failed[$k]} in
+	unknown)
+		fail "unknown kernel $k"
 		end
 		continue
 		;;
-	fetch*)
-		fail "${early[$k]}"
+	fetch)
+		fail "fetch $k (log $LOGS/fetch-$k.log)"
 		show_tail 10 "$LOGS/fetch-$k.log"
 		end
 		continue
 		;;
-	build*)
-		fail "${early[$k]}"
+	build)
+		fail "build tcptw.ko for $k (log $LOGS/build-kmod-$k.log)"
 		show_tail 30 "$LOGS/build-kmod-$k.log"
 		end
 		continue

@@ -102,7 +102,7 @@ t0=$SECONDS
 echo "vng-run.sh: booting $k ($image), timeout ${VM_TIMEOUT}s, log $log" >&2
 set +e
 timeout -k 30 "$VM_TIMEOUT" \
-	vng --run "$image" --disable-kvm ${VM_9P---force-9p} --cpus "$VM_CPUS" \
+	vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
 	--memory "$VM_MEMORY" --rwdir "$REPO" --user root \
 	${VM_APPEND:+--append "$VM_APPEND"} \
 	${qemu_opts:+"--qemu-opts=$qemu_opts"} \

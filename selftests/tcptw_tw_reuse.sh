@@ -382,7 +382,7 @@ sleep_until_ms()
 	[ "$d" -le 0 ] || sleep "$((d / 1000)).$(printf '%03d' $((d % 1000)))"
 }
 
-# events_age NS EVENT REASON CMP MS : how many EVENT lines (reason REASON,
+# events_age_bad NS EVENT REASON CMP MS : how many EVENT lines (reason REASON,
 # "-" for none) in NS have an age_ms that fails "age CMP MS" (CMP: lt|ge),
 # or whose age is missing.
 events_age_bad()
