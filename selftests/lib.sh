@@ -298,6 +298,7 @@ test_begin()
 	RETMSG=
 	SKIPMSG=
 	MOD_SKIPPED=0
+	T_BEGIN=$SECONDS
 	diag "--- $1"
 }
 
@@ -306,6 +307,7 @@ log_test()
 {
 	local name=$1
 
+	diag "$name: $((SECONDS - ${T_BEGIN:-$SECONDS})) s"
 	if [ "$RET" -eq "$ksft_skip" ]; then
 		KTAP_SKIPPED=$((KTAP_SKIPPED + 1))
 		ktap_skip "$name" "$SKIPMSG"
