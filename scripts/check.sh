@@ -65,6 +65,14 @@ count_tap() {
 	done <"$1"
 }
 
+# show_failures LOG: the failure lines of a run_tests.sh log (failed
+# checks, failed cases, the reasons the scripts give), so that a CI log
+# says why without the guest's log file.
+show_failures() {
+	grep -E '^# (# )* *(FAIL:|not ok [0-9])|^# # (.* still running after|(rmmod|insmod) #|#   \[<)' "$1" |
+		cut -c1-400 | head -n 80 | sed "s/^/[$step] | /"
+}
+
 # run_tap STEP-NAME LOG CMD...: run a TAP-emitting command, count its lines
 run_tap() {
 	local name=$1 log=$2 rc
@@ -191,6 +199,7 @@ for k in "${kernels[@]}"; do
 	rc=$?
 	echo "[$step] VM for $k: exit $rc after $((SECONDS - vm_t0[$k])) s since its start (log $log)"
 	count_tap "$log"
+	[ "$sf" -gt 0 ] && show_failures "$log"
 	if [ $rc -eq 125 ]; then
 		fail "VM for $k failed or timed out (log $log)"
 		show_tail 20 "$log"
