@@ -55,6 +55,13 @@ EOF
 	# The ruleset autoloaded nf_conntrack; only now does the sysctl exist.
 	ip netns exec "$nat" sysctl -qw \
 		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 || return 1
+	# On a busy guest the server's FIN is sometimes retransmitted while
+	# the client's ACK is on its way; strict window tracking then marks
+	# the client's own FIN INVALID, it leaves un-NATed, srv (no route
+	# back) never answers, and the client's close barrier times out.
+	# NAT gateways run liberal for this reason (kube-proxy sets it too).
+	ip netns exec "$nat" sysctl -qw \
+		net.netfilter.nf_conntrack_tcp_be_liberal=1 || return 1
 
 	# Everything else at its default, spelled out because the recipe
 	# depends on it (pitfalls 5 and 6).

@@ -153,7 +153,7 @@ test_active()
 	out=$TMPDIR_T/act_$kind.json
 	cres=$TMPDIR_T/act_$kind.client.json
 	bg_start "$out" timeout 150 ip netns exec "$srv" "$PY" "$SOCK" \
-		paws-active eth0 9000 3 5 "$kind"
+		paws-active eth0 9000 3 90 "$kind" "$TMPDIR_T/act_$kind.stop"
 	if ! busywait 120000 grep -q ready "$out.err"; then
 		check_err 1 "scapy did not start: $(tail -n 3 "$out.err")"
 		cleanup_all_ns
@@ -165,6 +165,7 @@ test_active()
 	ns_snapshot "$cli" B c_
 	# SYN at 0 and ~1 s: two SYN-ACKs within 2.5 s.
 	ip netns exec "$cli" "$PY" "$SOCK" connect $SRV 9000 2.5 >"$cres"
+	touch "$TMPDIR_T/act_$kind.stop"
 	bg_wait "$BG_PID"
 	ns_snapshot "$cli" A c_
 	inj=$(json_get "$out" injected)

@@ -31,14 +31,16 @@
 #       data segments whose TSval is 100000 ticks older (old: each one
 #       must be rejected by PAWS on the server's established socket) or
 #       newer and in sequence (new: the control, all accepted).
-#   paws-active IFACE DPORT K TIMEOUT_S bad|good   (scapy; the caller
-#       drops the SYNs before the local stack sees them)
+#   paws-active IFACE DPORT K TIMEOUT_S bad|good [STOPFILE]   (scapy; the
+#       caller drops the SYNs before the local stack sees them)
+#       until STOPFILE exists (then 1 s more) or TIMEOUT_S has passed,
 #       answer the first K SYNs to DPORT with a SYN-ACK whose ACK number is
 #       right and whose TSecr is 1000 s past the SYN's TSval (bad) or
 #       echoes it (good); counts the RSTs the client sends back.
 
 import errno
 import json
+import os
 import select
 import socket
 import sys
@@ -253,7 +255,7 @@ def paws_estab(src, dst, dport, k, old):
     out({"injected": k, "sport": sport, "old": old})
 
 
-def paws_active(iface, dport, k, timeout, bad):
+def paws_active(iface, dport, k, timeout, bad, stopfile=None):
     from scapy.all import IP, TCP, AsyncSniffer, conf, send
     conf.verb = 0
     state = {"answered": 0, "rsts": 0, "syns": 0}
@@ -294,7 +296,15 @@ def paws_active(iface, dport, k, timeout, bad):
         raise SystemExit("sniffer did not start in 60 s")
     time.sleep(0.2)
     print("ready", file=sys.stderr, flush=True)
-    time.sleep(timeout)
+    # The caller's client may take seconds to start on a slow guest: wait
+    # for its word (STOPFILE) rather than a fixed time, then give the
+    # sniffer a second for the client's last RSTs.
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if stopfile and os.path.exists(stopfile):
+            time.sleep(1)
+            break
+        time.sleep(0.1)
     sn.stop()
     out({"injected": state["answered"], "rsts": state["rsts"],
          "syns": state["syns"]})
@@ -317,7 +327,8 @@ def main(a):
     elif m == "paws-estab":
         paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5] == "old")
     elif m == "paws-active":
-        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5] == "bad")
+        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5] == "bad",
+                    a[6] if len(a) > 6 else None)
     else:
         raise SystemExit("unknown mode " + m)
 
