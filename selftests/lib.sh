@@ -27,6 +27,41 @@ KTAP_NUM=0
 KTAP_PLAN=0
 TMPDIR_T=
 
+# Under TCG every exec costs 60-250 ms (more with a second guest on the
+# machine): the helpers below read /proc files with one awk inside the
+# namespace (nsx) instead of pipelines of ip, cat, nstat and awk.
+
+# nsx NS CMD... : run CMD in the network namespace NS only (nsenter; no
+# mount namespace and /sys remount as with `ip netns exec`, so /sys is
+# the initial netns's: use it for /proc/net and /proc/sys/net readers).
+nsx()
+{
+	nsenter --net="/run/netns/$1" "${@:2}"
+}
+
+# now_ms : milliseconds since the epoch, without a fork.
+now_ms()
+{
+	local t=${EPOCHREALTIME//[^0-9]/}
+
+	echo $((t / 1000))
+}
+
+# AWK_MIB: awk rules calling out(name, value) for every counter of
+# /proc/net/{netstat,snmp} (nstat's names: TcpExtPAWSEstab, TcpOutRsts)
+# and of snmp6-style files ("Ip6InReceives 0"); the caller defines out()
+# and passes MIB_FILES.
+AWK_MIB='
+FNR == 1 { hdr = "" }
+/^[A-Za-z0-9]+: / {
+	p = $1; sub(/:$/, "", p)
+	if (hdr != p) { hdr = p; for (i = 2; i <= NF; i++) name[i] = $i; next }
+	for (i = 2; i <= NF; i++) out(p name[i], $i)
+	hdr = ""; next
+}
+NF == 2 && $1 ~ /^[A-Za-z]/ { out($1, $2) }'
+MIB_FILES=(/proc/net/netstat /proc/net/snmp /proc/net/snmp6)
+
 # Scripts may define test_cleanup(); it runs first.
 cleanup()
 {
@@ -55,10 +90,11 @@ TMPDIR_T=$(mktemp -d /tmp/tcptw-selftest.XXXXXX)
 # lo up, and store the name in $VAR.
 setup_ns()
 {
-	local var ns
+	local var ns sfx
 
 	for var in "$@"; do
-		ns="$var-$(mktemp -u XXXXXXXX)"
+		printf -v sfx '%04x%04x' $RANDOM $RANDOM
+		ns="$var-$sfx"
 		if ! ip netns add "$ns"; then
 			echo "# setup_ns: cannot create $ns" >&2
 			return $ksft_skip
@@ -94,7 +130,28 @@ cleanup_all_ns()
 # link_up NS DEV : the device is operationally up.
 link_up()
 {
-	[ "$(ip netns exec "$1" cat "/sys/class/net/$2/operstate" 2>/dev/null)" = up ]
+	[[ $(ip -n "$1" -o link show dev "$2" 2>/dev/null) == *"state UP"* ]]
+}
+
+# veth_pair NS1 NS2 DEV ADDR1 ADDR2 [ADDR1_V6 ADDR2_V6] : a veth with both
+# ends named DEV in NS1 and NS2, the addresses (IPv6 ones without DAD)
+# set and both ends up, in three execs.
+veth_pair()
+{
+	local a=$1 b=$2 dev=$3
+
+	ip link add "$dev" netns "$a" type veth peer name "$dev" netns "$b" ||
+		return 1
+	{
+		echo "addr add $4 dev $dev"
+		[ -n "${6:-}" ] && echo "addr add $6 dev $dev nodad"
+		echo "link set $dev up"
+	} | ip -n "$a" -b - || return 1
+	{
+		echo "addr add $5 dev $dev"
+		[ -n "${7:-}" ] && echo "addr add $7 dev $dev nodad"
+		echo "link set $dev up"
+	} | ip -n "$b" -b -
 }
 
 nspath()
@@ -110,10 +167,10 @@ busywait()
 	local timeout_ms=$1; shift
 	local start now
 
-	start=$(date +%s%3N)
+	start=$(now_ms)
 	while true; do
 		"$@" && return 0
-		now=$(date +%s%3N)
+		now=$(now_ms)
 		[ $((now - start)) -ge "$timeout_ms" ] && return 1
 		sleep 0.01
 	done
@@ -356,16 +413,21 @@ require_cmd()
 # loads a masquerade ruleset); the modules may be missing in a guest.
 have_nat()
 {
-	local ns="nftprobe-$(mktemp -u XXXXXXXX)" rc
+	local ns rc ok
 
+	# once per boot: the first probe loads the modules and takes seconds
+	ok=/tmp/tcptw-have-nat.$(</proc/sys/kernel/random/boot_id)
+	[ -e "$ok" ] && return 0
+	printf -v ns 'nftprobe-%04x%04x' $RANDOM $RANDOM
 	ip netns add "$ns" || return 1
 	printf '%s\n' "table ip probe {" "chain post {" \
 		"type nat hook postrouting priority srcnat; policy accept;" \
 		"meta l4proto tcp masquerade to :40000" "}" "}" |
 		ip netns exec "$ns" nft -f - >/dev/null 2>&1 &&
-		ip netns exec "$ns" conntrack -S >/dev/null 2>&1
+		nsx "$ns" conntrack -S >/dev/null 2>&1
 	rc=$?
 	ip netns del "$ns"
+	[ $rc -eq 0 ] && : >"$ok"
 	return $rc
 }
 
@@ -434,23 +496,23 @@ require_traffic()
 # or the counter is missing.
 tw_counter()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>/dev/null |
-		awk -v k="$2" '$1 == k { print $2; f = 1 } END { exit !f }'
+	nsx "$1" awk -v k="$2" '$1 == k { print $2; f = 1 } END { exit !f }' \
+		"$TCPTW_PROC/counters" 2>/dev/null
 }
 
 # tw_counters_sum NS : the sum of all tcptw counters of @ns.
 tw_counters_sum()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>/dev/null |
-		awk '{ s += $2 } END { print s + 0 }'
+	nsx "$1" awk '{ s += $2 } END { print s + 0 }' \
+		"$TCPTW_PROC/counters" 2>/dev/null
 }
 
 # mib NS NAME : an nstat counter (TcpExtPAWSEstab, TcpOutRsts, ...) of
 # @ns, absolute; 0 if this kernel does not have it.
 mib()
 {
-	ip netns exec "$1" nstat -asz 2>/dev/null |
-		awk -v k="$2" '$1 == k { v = $2 } END { print v + 0 }'
+	nsx "$1" awk -v k="$2" 'function out(n, v) { if (n == k) r = v }
+		END { print r + 0 }'"$AWK_MIB" "${MIB_FILES[@]}" 2>/dev/null
 }
 
 # mib_sum NAME NS... : the same counter summed over several namespaces.
@@ -469,29 +531,31 @@ mib_sum()
 # PAWSTimewait where it exists.
 mib_paws_tw()
 {
-	ip netns exec "$1" nstat -asz 2>/dev/null |
-		awk '$1 == "TcpExtPAWSEstab" || $1 == "TcpExtPAWSTimewait" { s += $2 }
-		     END { print s + 0 }'
+	nsx "$1" awk 'function out(n, v) {
+			if (n == "TcpExtPAWSEstab" || n == "TcpExtPAWSTimewait") s += v
+		} END { print s + 0 }'"$AWK_MIB" "${MIB_FILES[@]}" 2>/dev/null
 }
 
 has_mib()
 {
-	ip netns exec "$1" nstat -asz 2>/dev/null |
-		awk -v k="$2" '$1 == k { f = 1 } END { exit !f }'
+	nsx "$1" awk -v k="$2" 'function out(n, v) { if (n == k) f = 1 }
+		END { exit !f }'"$AWK_MIB" "${MIB_FILES[@]}" 2>/dev/null
 }
 
 # ct_stat NS FIELD : a `conntrack -S` field (insert_failed, drop, ...)
 # summed over CPUs.
 ct_stat()
 {
-	ip netns exec "$1" conntrack -S 2>/dev/null |
-		tr -s ' \t' '\n\n' | awk -F= -v k="$2" '$1 == k { s += $2 } END { print s + 0 }'
+	nsx "$1" conntrack -S 2>/dev/null |
+		awk -v k="$2" '{ for (i = 1; i <= NF; i++)
+			if (split($i, kv, "=") == 2 && kv[1] == k) s += kv[2] }
+			END { print s + 0 }'
 }
 
 # tw_sockets NS : TIME_WAIT sockets (any substate) now in @ns.
 tw_sockets()
 {
-	ip netns exec "$1" ss -Htan state time-wait 2>/dev/null | wc -l
+	nsx "$1" ss -Htan state time-wait 2>/dev/null | wc -l
 }
 
 # tw_mib_at_creation : true if TcpExtTW counts TIME_WAIT sockets as they
@@ -551,7 +615,7 @@ check_tw_mib()
 	fi
 }
 
-# ns_snapshot NS ARRAY PREFIX : one `ip netns exec` (they are slow under
+# ns_snapshot NS ARRAY PREFIX : one nsenter + awk (execs are slow under
 # TCG) filling ARRAY[PREFIX<name>] with every tcptw counter (as tw_<name>),
 # every nstat counter (mib_<name>, absolute) and the conntrack stats
 # summed over CPUs (ct_<field>).
@@ -562,12 +626,26 @@ ns_snapshot()
 
 	while read -r k v; do
 		arr[$prefix$k]=$v
-	done < <(ip netns exec "$ns" sh -c "
-		cat $TCPTW_PROC/counters 2>/dev/null | awk '{ print \"tw_\" \$1, \$2 }'
-		nstat -asz 2>/dev/null | awk '/^[A-Za-z]/ { print \"mib_\" \$1, \$2 }'
-		conntrack -S 2>/dev/null | tr -s ' \t' '\n\n' |
-			awk -F= 'NF == 2 { s[\$1] += \$2 } END { for (k in s) print \"ct_\" k, s[k] }'
-	")
+	done < <(nsx "$ns" awk -v tcptw="$TCPTW_PROC/counters" '
+		function out(n, v) { print "mib_" n, v }
+		BEGIN {
+			while ((getline l < tcptw) > 0) {
+				split(l, f, " ")
+				print "tw_" f[1], f[2]
+			}
+		}
+		END {
+			cmd = "conntrack -S 2>/dev/null"
+			while ((cmd | getline l) > 0) {
+				n = split(l, f, /[ \t]+/)
+				for (i = 1; i <= n; i++)
+					if (split(f[i], kv, "=") == 2)
+						ct[kv[1]] += kv[2]
+			}
+			close(cmd)
+			for (k in ct)
+				print "ct_" k, ct[k]
+		}'"$AWK_MIB" "${MIB_FILES[@]}" 2>/dev/null)
 }
 
 # json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
@@ -605,8 +683,8 @@ ts_offset_per_host()
 # grep -F PATTERN).
 events_count()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/events" 2>/dev/null |
-		awk -v e="$2" '$2 == e' | grep -cF -- "${3:- }"
+	nsx "$1" awk -v e="$2" -v p="${3:- }" '$2 == e && index($0, p) { n++ }
+		END { print n + 0 }' "$TCPTW_PROC/events" 2>/dev/null
 }
 
 # --------------------------------------------------------- processes

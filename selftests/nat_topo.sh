@@ -23,26 +23,34 @@ nat_topo_setup()
 {
 	setup_ns c1 c2 nat srv || return $?
 
-	ip link add n-c1 netns "$nat" type veth peer name eth0 netns "$c1" &&
-	ip link add n-c2 netns "$nat" type veth peer name eth0 netns "$c2" &&
-	ip link add n-srv netns "$nat" type veth peer name eth0 netns "$srv" ||
-		return 1
-
-	ip -n "$c1" addr add 198.18.1.2/24 dev eth0
-	ip -n "$c2" addr add 198.18.2.2/24 dev eth0
-	ip -n "$srv" addr add $SRV_ADDR/24 dev eth0
-	ip -n "$nat" addr add 198.18.1.1/24 dev n-c1
-	ip -n "$nat" addr add 198.18.2.1/24 dev n-c2
-	ip -n "$nat" addr add $NAT_PUB/24 dev n-srv
-	for ns in "$c1" "$c2" "$srv"; do
-		ip -n "$ns" link set eth0 up
-	done
-	for dev in n-c1 n-c2 n-srv; do
-		ip -n "$nat" link set "$dev" up
-	done
-	ip -n "$c1" route add default via 198.18.1.1
-	ip -n "$c2" route add default via 198.18.2.1
-	ip netns exec "$nat" sysctl -qw net.ipv4.ip_forward=1
+	# one `ip -batch` per namespace: each exec costs under TCG
+	ip -b - <<-EOF || return 1
+	link add n-c1 netns $nat type veth peer name eth0 netns $c1
+	link add n-c2 netns $nat type veth peer name eth0 netns $c2
+	link add n-srv netns $nat type veth peer name eth0 netns $srv
+	EOF
+	ip -n "$c1" -b - <<-EOF || return 1
+	addr add 198.18.1.2/24 dev eth0
+	link set eth0 up
+	route add default via 198.18.1.1
+	EOF
+	ip -n "$c2" -b - <<-EOF || return 1
+	addr add 198.18.2.2/24 dev eth0
+	link set eth0 up
+	route add default via 198.18.2.1
+	EOF
+	ip -n "$srv" -b - <<-EOF || return 1
+	addr add $SRV_ADDR/24 dev eth0
+	link set eth0 up
+	EOF
+	ip -n "$nat" -b - <<-EOF || return 1
+	addr add 198.18.1.1/24 dev n-c1
+	addr add 198.18.2.1/24 dev n-c2
+	addr add $NAT_PUB/24 dev n-srv
+	link set n-c1 up
+	link set n-c2 up
+	link set n-srv up
+	EOF
 
 	ip netns exec "$nat" nft -f - <<EOF || return 1
 table ip natpaws {
@@ -52,21 +60,20 @@ table ip natpaws {
 	}
 }
 EOF
-	# The ruleset autoloaded nf_conntrack; only now does the sysctl exist.
-	ip netns exec "$nat" sysctl -qw \
-		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 || return 1
-	# On a busy guest the server's FIN is sometimes retransmitted while
-	# the client's ACK is on its way; strict window tracking then marks
-	# the client's own FIN INVALID, it leaves un-NATed, srv (no route
-	# back) never answers, and the client's close barrier times out.
-	# NAT gateways run liberal for this reason (kube-proxy sets it too).
-	ip netns exec "$nat" sysctl -qw \
+	# The ruleset autoloaded nf_conntrack; only now do its sysctls exist.
+	# nf_conntrack_tcp_be_liberal: on a busy guest the server's FIN is
+	# sometimes retransmitted while the client's ACK is on its way;
+	# strict window tracking then marks the client's own FIN INVALID, it
+	# leaves un-NATed, srv (no route back) never answers, and the
+	# client's close barrier times out. NAT gateways run liberal for
+	# this reason (kube-proxy sets it too).
+	nsx "$nat" sysctl -qw net.ipv4.ip_forward=1 \
+		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 \
 		net.netfilter.nf_conntrack_tcp_be_liberal=1 || return 1
 
 	# Everything else at its default, spelled out because the recipe
 	# depends on it (pitfalls 5 and 6).
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_rfc1337=0
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+	nsx "$srv" sysctl -qw net.ipv4.tcp_rfc1337=0 net.ipv4.tcp_timestamps=1
 
 	# Wait until every veth end is operationally up (no ping here: it
 	# is not always installed, and srv has no route back for ICMP).

@@ -19,14 +19,7 @@ NPORTS=$((PORT_HI - PORT_LO + 1))
 rl_pair()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
-	ip -n "$cli" addr add fd00::1/64 dev eth0 nodad
-	ip -n "$srv" addr add fd00::2/64 dev eth0 nodad
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
@@ -36,7 +29,7 @@ rl_sysctl()
 	local ns=$1 kv; shift
 
 	for kv in "$@"; do
-		if ! ip netns exec "$ns" sysctl -qw "$kv"; then
+		if ! nsx "$ns" sysctl -qw "$kv"; then
 			check_err 1 "sysctl $kv in $ns failed"
 			return 1
 		fi
@@ -97,7 +90,7 @@ rl_mib()
 rl_peer()
 {
 	[ "$HAVE_MODULE" = 1 ] || return 0
-	ip netns exec "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
+	nsx "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
 		awk -v a="$2" -v p="$3" -v c="$4" '
 		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
 		$1 == a && $2 == p { v = $(col[c]); f = 1 }
@@ -108,7 +101,7 @@ rl_peer()
 rl_peers_dump()
 {
 	[ "$HAVE_MODULE" = 1 ] || return 0
-	ip netns exec "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
+	nsx "$1" cat "$TCPTW_PROC/peers" 2>/dev/null |
 		sed 's/^/#   peers: /'
 }
 

@@ -103,7 +103,7 @@ nat_paws()
 	local n=21
 
 	nat_topo_setup || { check_err 1 "topology setup failed"; return 1; }
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps="${SRV_TS:-1}"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps="${SRV_TS:-1}"
 	server_start "$srv" "$TMPDIR_T/$2.server.json" \
 		--listen $SRV_ADDR:$SRV_PORT --count $n --timeout 60 \
 		--close-first "$1" || { check_err 1 "no server"; return 1; }
@@ -231,11 +231,7 @@ test_ts_off()
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add veth0 netns "$cli" type veth peer name veth0 netns "$srv"
-	ip -n "$cli" addr add 198.18.0.1/24 dev veth0
-	ip -n "$srv" addr add 198.18.0.2/24 dev veth0
-	ip -n "$cli" link set veth0 up
-	ip -n "$srv" link set veth0 up
+	veth_pair "$cli" "$srv" veth0 198.18.0.1/24 198.18.0.2/24 || return 1
 	busywait 3000 link_up "$cli" veth0 && busywait 3000 link_up "$srv" veth0
 }
 
@@ -246,7 +242,7 @@ test_port_exhaustion()
 	T="cli: diagnose names ephemeral-port exhaustion"
 	test_begin "$T"
 	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
-	ip netns exec "$cli" sysctl -qw \
+	nsx "$cli" sysctl -qw \
 		net.ipv4.ip_local_port_range="20000 20049" \
 		net.ipv4.tcp_tw_reuse=0
 	server_start "$srv" "$TMPDIR_T/pe.server.json" \
@@ -277,7 +273,7 @@ test_accept_queue()
 	T="cli: diagnose names accept-queue overflow"
 	test_begin "$T"
 	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
-	ip netns exec "$srv" sysctl -qw net.core.somaxconn=10
+	nsx "$srv" sysctl -qw net.core.somaxconn=10
 	server_start "$srv" "$TMPDIR_T/aq.server.json" \
 		--listen 198.18.0.2:8080 --no-accept --backlog 100 \
 		--timeout 20 || { check_err 1 "no server"; log_test "$T"; return; }
@@ -304,7 +300,7 @@ test_tw_overflow()
 
 	test_begin "$T"
 	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
+	nsx "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
 	server_start "$srv" "$TMPDIR_T/ovf.server.json" \
 		--listen 198.18.0.2:8080 --count 40 --timeout 30 \
 		--close-first server || { check_err 1 "no server"; log_test "$T"; return; }

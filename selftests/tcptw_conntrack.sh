@@ -65,7 +65,7 @@ topo_setup()
 	ip -n "$nat" link set n-srv up
 	ip -n "$cli" route add default via 198.18.1.1
 	ip -n "$srv" route add default via 198.18.0.1
-	ip netns exec "$nat" sysctl -qw net.ipv4.ip_forward=1
+	nsx "$nat" sysctl -qw net.ipv4.ip_forward=1
 	ip netns exec "$nat" nft -f - <<-EOF || return 1
 	table ip ctnat {
 		chain post {
@@ -140,7 +140,7 @@ run_flows()
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	diag "client: $(cat "$OUT")"
-	diag "nat: count $(ip netns exec "$nat" sysctl -n net.netfilter.nf_conntrack_count) drop=$(d n_ct_drop) early_drop=$(d n_ct_early_drop) insert_failed=$(d n_ct_insert_failed) | ConntrackTableFull=$(d n_tw_ConntrackTableFull) ConntrackInsertFailed=$(d n_tw_ConntrackInsertFailed); cli TCPSynRetrans=$(d c_mib_TcpExtTCPSynRetrans)"
+	diag "nat: count $(nsx "$nat" sysctl -n net.netfilter.nf_conntrack_count) drop=$(d n_ct_drop) early_drop=$(d n_ct_early_drop) insert_failed=$(d n_ct_insert_failed) | ConntrackTableFull=$(d n_tw_ConntrackTableFull) ConntrackInsertFailed=$(d n_tw_ConntrackInsertFailed); cli TCPSynRetrans=$(d c_mib_TcpExtTCPSynRetrans)"
 }
 
 test_table_full()
@@ -245,9 +245,9 @@ run_idle()
 idle_setup()
 {
 	topo_setup || return 1
-	ip netns exec "$nat" sysctl -qw \
+	nsx "$nat" sysctl -qw \
 		net.netfilter.nf_conntrack_tcp_timeout_established=5 &&
-	ip netns exec "$nat" sysctl -qw net.netfilter.nf_conntrack_tcp_loose="$1"
+	nsx "$nat" sysctl -qw net.netfilter.nf_conntrack_tcp_loose="$1"
 }
 
 test_idle_rst()

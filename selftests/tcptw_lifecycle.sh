@@ -62,18 +62,13 @@ proc_io()
 
 counters_text()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/counters" 2>&1
+	nsx "$1" cat "$TCPTW_PROC/counters" 2>&1
 }
 
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 || return 1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
@@ -88,7 +83,7 @@ test_isolation()
 		log_test "lifecycle: isolation: only the busy netns counts"
 		return
 	fi
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
+	nsx "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10
 	server_start "$srv" "$TMPDIR_T/iso.server.json" --listen 198.18.0.2:8080 \
 		--count 40 --timeout 60 || check_err 1 "server did not start"
 	b_ovf=$(mib "$srv" TcpExtTCPTimeWaitOverflow)
@@ -122,7 +117,7 @@ test_isolation()
 		"$(tw_counters_sum "$idle")" 0
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "idle netns: events lines" \
-			"$(ip netns exec "$idle" cat "$TCPTW_PROC/events" | wc -l)" 0
+			"$(nsx "$idle" cat "$TCPTW_PROC/events" | wc -l)" 0
 	fi
 	log_test "lifecycle: isolation: only the busy netns counts"
 }
@@ -142,14 +137,14 @@ test_new_netns()
 		ip netns exec "$fresh" test -e "$TCPTW_PROC/$f"
 		check_err $? "$TCPTW_PROC/$f missing in a new netns"
 	done
-	names=$(ip netns exec "$fresh" cat "$TCPTW_PROC/counters" |
+	names=$(nsx "$fresh" cat "$TCPTW_PROC/counters" |
 		awk '{ print $1 }' | head -n 9 | tr '\n' ' ')
 	check_eq "counters in ABI order" \
 		"$([ "$names" = "$(echo $ABI_COUNTERS) " ] && echo 1 || echo 0)" 1
 	diag "counters: $names"
 	check_eq "fresh netns: sum of all counters" "$(tw_counters_sum "$fresh")" 0
 	check_gt "probes lines" \
-		"$(ip netns exec "$fresh" cat "$TCPTW_PROC/probes" | wc -l)" 0
+		"$(nsx "$fresh" cat "$TCPTW_PROC/probes" | wc -l)" 0
 	# PROC_NET_SNMP6 compatibility promised by the ABI
 	check_eq "nstat reads counters (TwCreated present)" \
 		"$(ip netns exec "$fresh" env PROC_NET_SNMP6=$TCPTW_PROC/counters \
@@ -211,7 +206,7 @@ test_reset()
 	check_eq "root writes 'reset\\n' -> OK" "$([ "$r" = OK ] && echo 1 || echo "$r")" 1
 	check_eq "srv: sum of counters after reset" "$(tw_counters_sum "$srv")" 0
 	check_eq "srv: events lines after reset" \
-		"$(ip netns exec "$srv" cat "$TCPTW_PROC/events" | wc -l)" 0
+		"$(nsx "$srv" cat "$TCPTW_PROC/events" | wc -l)" 0
 	r=$(proc_io "$srv" root w "$TCPTW_PROC/control" 'reset')
 	check_eq "root writes 'reset' (no newline) -> OK" \
 		"$([ "$r" = OK ] && echo 1 || echo "$r")" 1
@@ -334,7 +329,7 @@ test_reload()
 			[ $d -ne 0 ] && printf '%s=%s ' "$k" "$d"
 			done)"
 		diag "server alive: $(kill -0 "$SERVER_PID" 2>/dev/null && echo yes || echo no); srv sockets:"
-		ip netns exec "$srv" ss -tan | head -n 20 | sed 's/^/#   /'
+		nsx "$srv" ss -tan | head -n 20 | sed 's/^/#   /'
 	fi
 	check_gt "background connections" "$a" 0
 	# Not all of them: one NAT port shared by background and foreground

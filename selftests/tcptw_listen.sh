@@ -44,20 +44,15 @@ PORT=8080
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add $SRV/24 dev eth0
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
-	ip netns exec "$srv" sysctl -qw net.core.somaxconn=10
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
+	nsx "$srv" sysctl -qw net.core.somaxconn=10
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
 # listener_row NS ADDR PORT : the listeners row of ADDR PORT, or nothing.
 listener_row()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
 		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
 }
 
@@ -120,7 +115,7 @@ test_accept_overflow()
 		log_test "$name"
 		return
 	fi
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
 	run_burst "ovf$cookies" 5 noaccept
 	ok=$(json_get "$OUT" ok)
 	ovf=$(d s_mib_TcpExtListenOverflows)
@@ -203,7 +198,7 @@ test_syn_queue()
 		log_test "$name"
 		return
 	fi
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies="$cookies"
 	# The handshake never completes: requests pile up in SYN-RECV.
 	ip netns exec "$cli" nft -f - <<-EOF
 	table inet synq {
@@ -270,7 +265,7 @@ test_cookie_ack_overflow()
 	# queue is empty while all N handshakes complete on the client. The
 	# client holds back its ACKs, then sends one byte on each: the first
 	# 11 cookie ACKs create children, the rest find the queue full.
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
 	ip netns exec "$cli" nft -f - <<-EOF
 	table inet holdack {
 		chain outbound {

@@ -123,9 +123,9 @@ print_deltas()
 demo_print()
 {
 	echo "=== srv ($srv) /proc/net/tcptw/counters"
-	ip netns exec "$srv" cat "$TCPTW_PROC/counters"
+	nsx "$srv" cat "$TCPTW_PROC/counters"
 	echo "=== srv /proc/net/tcptw/events (last 10 lines)"
-	ip netns exec "$srv" cat "$TCPTW_PROC/events" | tail -n 10
+	nsx "$srv" cat "$TCPTW_PROC/events" | tail -n 10
 	echo "=== ground truth"
 	echo "connections:                    $N (c1/c2 alternating, 1 NAT port)"
 	echo "srv TcpExt PAWSEstab+Timewait:  ${D[srv_paws]} (TIME_WAIT only)"
@@ -155,9 +155,9 @@ run_scenario()
 		check_err 1 "topology setup failed"
 		return 1
 	fi
-	ip netns exec "$c1" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
-	ip netns exec "$c2" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps="$SRV_TS"
+	nsx "$c1" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
+	nsx "$c2" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps="$SRV_TS"
 
 	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
 	     --listen $SRV_ADDR:$SRV_PORT --count "$N" --timeout 120 \
@@ -346,7 +346,7 @@ test_main()
 			$((${D[srv_TwPawsRejected]:-0} - ${D[srv_TwSynPawsRejected]:-0}))
 		if [ "$RET" -ne 0 ] || [ "${D[cli_synretrans]}" -ne "$k" ]; then
 			diag "srv events (all):"
-			ip netns exec "$srv" cat "$TCPTW_PROC/events" | sed 's/^/#   /'
+			nsx "$srv" cat "$TCPTW_PROC/events" | sed 's/^/#   /'
 		fi
 		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]} (not asserted: timing)"
 	fi

@@ -26,12 +26,7 @@ SRV=198.18.0.2
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add $SRV/24 dev eth0
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
@@ -69,12 +64,12 @@ nginx_conf()
 
 nginx_listening()
 {
-	[ -n "$(ip netns exec "$srv" ss -Hltn "sport = :80")" ]
+	[ -n "$(nsx "$srv" ss -Hltn "sport = :80")" ]
 }
 
 listener_row()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
 		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
 }
 
@@ -98,7 +93,7 @@ run_wrk()
 		check_err 1 "nginx did not start: $(tail -n 3 "$dir/error.log" "$dir/stdout.err" 2>/dev/null)"
 		return 1
 	fi
-	diag "srv listen: $(ip netns exec "$srv" ss -Hltn "sport = :80" | awk '{ print $1, "Recv-Q", $2, "Send-Q", $3, $4 }')"
+	diag "srv listen: $(nsx "$srv" ss -Hltn "sport = :80" | awk '{ print $1, "Recv-Q", $2, "Send-Q", $3, $4 }')"
 	B=()
 	A=()
 	ns_snapshot "$srv" B s_

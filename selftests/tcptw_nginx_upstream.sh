@@ -137,7 +137,7 @@ EOF
 
 listening()
 {
-	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+	nsx "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
 }
 
 # run_nginx NAME TW_REUSE KEEPALIVE : fresh namespaces, upstream, nginx,

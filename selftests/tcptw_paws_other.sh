@@ -39,14 +39,9 @@ K=5
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add $SRV/24 dev eth0
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
-	ip netns exec "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
+	nsx "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
+	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 

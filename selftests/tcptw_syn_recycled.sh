@@ -29,17 +29,10 @@ LPORT=45000
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
-	ip -n "$cli" addr add fd00::1/64 dev eth0 nodad
-	ip -n "$srv" addr add fd00::2/64 dev eth0 nodad
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
 	# explicit, the test depends on them
-	ip netns exec "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
-	ip netns exec "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
+	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+	nsx "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 

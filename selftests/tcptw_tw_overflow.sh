@@ -27,14 +27,7 @@ LIMIT=10
 pair_setup()
 {
 	setup_ns cli srv || return 1
-	ip link add eth0 netns "$cli" type veth peer name eth0 netns "$srv" ||
-		return 1
-	ip -n "$cli" addr add 198.18.0.1/24 dev eth0
-	ip -n "$srv" addr add 198.18.0.2/24 dev eth0
-	ip -n "$cli" addr add fd00::1/64 dev eth0 nodad
-	ip -n "$srv" addr add fd00::2/64 dev eth0 nodad
-	ip -n "$cli" link set eth0 up
-	ip -n "$srv" link set eth0 up
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
@@ -50,9 +43,9 @@ run_overflow()
 		return 1
 	fi
 	if [ -n "$limit" ]; then
-		ip netns exec "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets="$limit"
+		nsx "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets="$limit"
 	fi
-	diag "srv tcp_max_tw_buckets=$(ip netns exec "$srv" sysctl -n net.ipv4.tcp_max_tw_buckets)"
+	diag "srv tcp_max_tw_buckets=$(nsx "$srv" sysctl -n net.ipv4.tcp_max_tw_buckets)"
 	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
 	     --listen "$dst" --count $N --timeout 60 --close-first server; then
 		check_err 1 "server did not start"

@@ -387,7 +387,7 @@ sleep_until_ms()
 # or whose age is missing.
 events_age_bad()
 {
-	ip netns exec "$1" cat "$TCPTW_PROC/events" 2>/dev/null |
+	nsx "$1" cat "$TCPTW_PROC/events" 2>/dev/null |
 		awk -v e="$2" -v r="reason=$3" -v cmp="$4" -v ms="$5" '
 		$2 != e { next }
 		{ a = -1; rr = ""
