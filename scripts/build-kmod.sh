@@ -142,8 +142,10 @@ if [ $rc -ne 0 ]; then
 	cat "$log" >&2
 	die "build for $k failed (exit $rc), log: $log"
 fi
-if grep -qi 'warning:' "$log"; then
-	grep -i -B2 -A3 'warning:' "$log" >&2
+# make's own note about a parent's jobserver (`make -j2` at the top) is
+# not a warning about the code
+if grep -i 'warning:' "$log" | grep -qv 'jobserver'; then
+	grep -i -B2 -A3 'warning:' "$log" | grep -v 'jobserver' >&2
 	# Drop the objects, or the next (incremental) build would not
 	# recompile them and the warnings would silently go away.
 	find "$out/kmod" ${ch:+"$ch$cdir/kmod"} -name '*.o' -delete
