@@ -4,11 +4,13 @@
 # check.sh [KERNEL...]: what `make check` runs (default kernel: 6.1; "all" =
 # every name in `kernels.sh list`).
 #   1. scripts/deps.sh
-#   2. userspace unit tests: make -C userspace check (TAP)
-#   3. scripts/style.sh (TAP)
-#   4. make -C selftests (the C helpers), then per kernel: fetch, build
-#      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP).
-#      With several kernels, VM_JOBS (default 2) guests run side by side.
+#   2. make -C selftests (the C helpers), then per kernel: fetch, build
+#      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
+#      in the background. With several kernels, VM_JOBS (default 2)
+#      guests run side by side.
+#   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
+#   4. meanwhile: scripts/style.sh (TAP)
+#   5. each kernel's results, in the order given.
 # Every ok / not ok / # SKIP line at the start of a line counts; a step that
 # fails without reporting a result counts as one failure. Progress lines are
 # prefixed with [step], so that only the last line is meant for parsers. All logs go to
@@ -103,21 +105,7 @@ else
 fi
 end
 
-# 2. userspace unit tests
-begin userspace
-if [ -f userspace/Makefile ]; then
-	run_tap "make -C userspace check" "$LOGS/userspace.log" make -C userspace check
-else
-	skip "unit tests" "userspace/Makefile does not exist yet"
-fi
-end
-
-# 3. style
-begin style
-run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
-end
-
-# 4. selftests per kernel
+# 2. selftests per kernel: build, fetch, build the module, start the guests
 selftests_built=0
 if [ ${#kernels[@]} -gt 0 ]; then
 	begin "selftests build"
@@ -166,6 +154,22 @@ for k in "${kernels[@]}"; do
 	vm_pid[$k]=$!
 done
 
+# 3. userspace unit tests (while the guests boot and run: the first
+# guest starts a couple of minutes earlier)
+begin userspace
+if [ -f userspace/Makefile ]; then
+	run_tap "make -C userspace check" "$LOGS/userspace.log" make -C userspace check
+else
+	skip "unit tests" "userspace/Makefile does not exist yet"
+fi
+end
+
+# 4. style
+begin style
+run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
+end
+
+# 5. each kernel's results, in the order given
 for k in "${kernels[@]}"; do
 	begin "kernel $k"
 	case ${failed[$k]} in
