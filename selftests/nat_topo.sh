@@ -10,8 +10,9 @@
 #   c2 198.18.2.2 --eth0---n-c2-- nat 198.18.2.1
 #
 # nat: ip_forward=1, nft `masquerade to :40000` (ONE public port) on n-srv,
-# nf_conntrack_tcp_timeout_time_wait=0. srv has no route back to the
-# clients, everything it sees comes from 198.18.0.1:40000.
+# nf_conntrack_tcp_timeout_time_wait=0, tcp_be_liberal=1, tcp_loose=0.
+# srv has no route back to the clients, everything it sees comes from
+# 198.18.0.1:40000.
 
 NAT_PORT=40000
 SRV_ADDR=198.18.0.2
@@ -61,15 +62,20 @@ table ip natpaws {
 }
 EOF
 	# The ruleset autoloaded nf_conntrack; only now do its sysctls exist.
-	# nf_conntrack_tcp_be_liberal: on a busy guest the server's FIN is
-	# sometimes retransmitted while the client's ACK is on its way;
-	# strict window tracking then marks the client's own FIN INVALID, it
-	# leaves un-NATed, srv (no route back) never answers, and the
-	# client's close barrier times out. NAT gateways run liberal for
-	# this reason (kube-proxy sets it too).
+	# On a busy guest the server's FIN is sometimes retransmitted while
+	# the client's ACK is on its way, and two things went wrong:
+	# - strict window tracking marked the client's own FIN INVALID; it
+	#   left un-NATed, srv (no route back) never answered, and the
+	#   client's close barrier timed out. be_liberal=1, as NAT gateways
+	#   (and kube-proxy) run.
+	# - the client's duplicate ACK for the retransmitted FIN came after
+	#   the entry's 0 s TIME_WAIT: with tcp_loose=1 conntrack picked it
+	#   up as a new ESTABLISHED flow holding the NAT's only port for
+	#   days, and every later SYN failed to insert. tcp_loose=0.
 	nsx "$nat" sysctl -qw net.ipv4.ip_forward=1 \
 		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 \
-		net.netfilter.nf_conntrack_tcp_be_liberal=1 || return 1
+		net.netfilter.nf_conntrack_tcp_be_liberal=1 \
+		net.netfilter.nf_conntrack_tcp_loose=0 || return 1
 
 	# Everything else at its default, spelled out because the recipe
 	# depends on it (pitfalls 5 and 6).
