@@ -10,7 +10,7 @@
 #   c2 198.18.2.2 --eth0---n-c2-- nat 198.18.2.1
 #
 # nat: ip_forward=1, nft `masquerade to :40000` (ONE public port) on n-srv,
-# nf_conntrack_tcp_timeout_time_wait=0, tcp_be_liberal=1, tcp_loose=0.
+# nf_conntrack_tcp_timeout_time_wait=0, tcp_loose=0; srv tcp_early_retrans=0.
 # srv has no route back to the clients, everything it sees comes from
 # 198.18.0.1:40000.
 
@@ -62,24 +62,24 @@ table ip natpaws {
 }
 EOF
 	# The ruleset autoloaded nf_conntrack; only now do its sysctls exist.
-	# On a busy guest the server's FIN is sometimes retransmitted while
-	# the client's ACK is on its way, and two things went wrong:
-	# - strict window tracking marked the client's own FIN INVALID; it
-	#   left un-NATed, srv (no route back) never answered, and the
-	#   client's close barrier timed out. be_liberal=1, as NAT gateways
-	#   (and kube-proxy) run.
-	# - the client's duplicate ACK for the retransmitted FIN came after
-	#   the entry's 0 s TIME_WAIT: with tcp_loose=1 conntrack picked it
-	#   up as a new ESTABLISHED flow holding the NAT's only port for
-	#   days, and every later SYN failed to insert. tcp_loose=0.
+	# tcp_loose=0: no mid-stream pickup. A late duplicate ACK, after the
+	# entry's 0 s TIME_WAIT, was otherwise picked up as a new ESTABLISHED
+	# flow holding the NAT's only port for days: every later SYN failed
+	# to insert.
 	nsx "$nat" sysctl -qw net.ipv4.ip_forward=1 \
 		net.netfilter.nf_conntrack_tcp_timeout_time_wait=0 \
-		net.netfilter.nf_conntrack_tcp_be_liberal=1 \
 		net.netfilter.nf_conntrack_tcp_loose=0 || return 1
 
 	# Everything else at its default, spelled out because the recipe
-	# depends on it (pitfalls 5 and 6).
-	nsx "$srv" sysctl -qw net.ipv4.tcp_rfc1337=0 net.ipv4.tcp_timestamps=1
+	# depends on it (pitfalls 5 and 6), except tcp_early_retrans=0 (no
+	# tail loss probe): on a busy guest srv's FIN was sometimes sent
+	# twice (a TLP), and conntrack's state table takes a second FIN from
+	# the same side for the other side's: after the client's ACK the
+	# entry went to TIME_WAIT, expired at once, and the client's own FIN
+	# left the NAT un-NATed; srv never saw it, the client's close
+	# barrier timed out and srv kept a FIN_WAIT2 socket on the tuple.
+	nsx "$srv" sysctl -qw net.ipv4.tcp_rfc1337=0 net.ipv4.tcp_timestamps=1 \
+		net.ipv4.tcp_early_retrans=0
 
 	# Wait until every veth end is operationally up (no ping here: it
 	# is not always installed, and srv has no route back for ICMP).
