@@ -109,6 +109,15 @@ end
 selftests_built=0
 if [ ${#kernels[@]} -gt 0 ]; then
 	begin "selftests build"
+	# the CLI first: tcptw_cli.sh runs it (the unit tests come later)
+	if [ -f userspace/Makefile ]; then
+		if make -C userspace tcptw >"$LOGS/userspace-build.log" 2>&1; then
+			pass "make -C userspace tcptw"
+		else
+			fail "make -C userspace tcptw (log $LOGS/userspace-build.log)"
+			show_tail 20 "$LOGS/userspace-build.log"
+		fi
+	fi
 	if [ ! -f selftests/Makefile ]; then
 		skip "make -C selftests" "selftests/Makefile does not exist yet"
 	elif make -C selftests >"$LOGS/selftests-build.log" 2>&1; then
