@@ -31,7 +31,7 @@ KERNEL_TABLE='
 #       host boots the fetched image but builds modules in a sid chroot
 #       (builder chroot:sid, see build-kmod.sh).
 # slow: what the per-script timeout of selftests/settings is multiplied by
-#       in this kernel's guest (TCPTW_TIMEOUT_MULT): every exec costs 0.5-2 s
+#       in this kernel's guest (TCPTW_TIMEOUT_MULT): every exec costs about twice
 #       in a 5.10 guest under TCG, and two guests may share the 2 cores.
 # builder: host = make on this machine; chroot:SUITE = make inside a
 #       debootstrapped SUITE chroot in .cache/chroots/ with the headers

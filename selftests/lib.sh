@@ -161,10 +161,11 @@ nspath()
 
 # ------------------------------------------------------------- waiting
 
-# busywait TIMEOUT_MS CMD... : run CMD until it succeeds or TIMEOUT_MS.
+# busywait TIMEOUT_MS CMD... : run CMD until it succeeds or TIMEOUT_MS
+# (stretched by TCPTW_TIMEOUT_MULT on slow guests) has passed.
 busywait()
 {
-	local timeout_ms=$1; shift
+	local timeout_ms=$(($1 * ${TCPTW_TIMEOUT_MULT:-1})); shift
 	local start now
 
 	start=$(now_ms)
@@ -176,10 +177,11 @@ busywait()
 	done
 }
 
-# slowwait TIMEOUT_SEC CMD... : the same, polling every 100 ms.
+# slowwait TIMEOUT_SEC CMD... : the same (also stretched), polling every
+# 100 ms.
 slowwait()
 {
-	local timeout_s=$1; shift
+	local timeout_s=$(($1 * ${TCPTW_TIMEOUT_MULT:-1})); shift
 	local end=$((SECONDS + timeout_s))
 
 	while true; do

@@ -225,7 +225,7 @@ run_idle()
 	bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
 		echo-server $SRV $PORT 60
 	SERVER_PID=$BG_PID
-	busywait 10000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
+	busywait 30000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
 		{ check_err 1 "echo server did not start"; return 1; }
 	B=()
 	A=()
