@@ -31,8 +31,9 @@ KERNEL_TABLE='
 #       host boots the fetched image but builds modules in a sid chroot
 #       (builder chroot:sid, see build-kmod.sh).
 # slow: what the per-script timeout of selftests/settings is multiplied by
-#       in this kernel's guest (TCPTW_TIMEOUT_MULT): every exec costs about twice
-#       in a 5.10 guest under TCG, and two guests may share the 2 cores.
+#       in this kernel's guest (TCPTW_TIMEOUT_MULT): an exec costs about
+#       twice as much in a 5.10 guest under TCG, and two guests may share
+#       the 2 cores.
 # builder: host = make on this machine; chroot:SUITE = make inside a
 #       debootstrapped SUITE chroot in .cache/chroots/ with the headers
 #       apt-installed there (never on the host).
