@@ -6,7 +6,8 @@
 #   1. scripts/deps.sh
 #   2. make -C selftests (the C helpers), then per kernel: fetch, build
 #      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
-#      in the background. With several kernels, VM_JOBS (default 2)
+#      in the background. With several kernels, each kernel's scripts are
+#      split over VM_PARTS guests (default 2) and VM_JOBS (default 2)
 #      guests run side by side.
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
 #   4. meanwhile: scripts/style.sh (TAP)
@@ -130,14 +131,20 @@ if [ ${#kernels[@]} -gt 0 ]; then
 	end
 fi
 
-# Per kernel: fetch and build in order, then start its VM in the
+# Per kernel: fetch and build in order, then start its guests in the
 # background at once; up to VM_JOBS guests run side by side (vng-run.sh's
-# VM_SLOTS), so the slow 5.10 guest overlaps the others. Results are
+# VM_SLOTS). With several kernels each kernel's scripts are dealt out to
+# VM_PARTS guests (default 2): the 5.10 suite takes twice as long as the
+# others, and whole suites could not fill two lanes evenly. Results are
 # tallied per kernel in the order given, after every guest has exited.
-VM_JOBS=${VM_JOBS:-$([ ${#kernels[@]} -gt 1 ] && echo 2 || echo 1)}
-# A 5.10 guest beside another one takes 40 minutes or more; CI stops at 90.
-export VM_TIMEOUT=${VM_TIMEOUT:-4200}
-# failed[K]: the step that failed before K's guest could start, if any
+multi=$([ ${#kernels[@]} -gt 1 ] && echo 1 || echo 0)
+VM_JOBS=${VM_JOBS:-$((multi + 1))}
+VM_PARTS=${VM_PARTS:-$((multi + 1))}
+# a part of the 5.10 suite beside another guest takes about 25 minutes
+export VM_TIMEOUT=${VM_TIMEOUT:-$([ "$VM_PARTS" -gt 1 ] && echo 2700 || echo 4200)}
+mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
+# failed[K]: the step that failed before K's guest could start, if any;
+# vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
 declare -A vm_pid vm_t0 failed
 for k in "${kernels[@]}"; do
 	failed[$k]=""
@@ -156,11 +163,19 @@ for k in "${kernels[@]}"; do
 		continue
 	fi
 	[ -x selftests/run_vm.sh ] || continue
-	echo "== kernel $k: VM started (log $LOGS/vm-$k.log)"
-	vm_t0[$k]=$SECONDS
-	VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
-		"selftests/run_vm.sh $(printf '%q' "$ko")" >"$LOGS/vm-$k.log" 2>&1 &
-	vm_pid[$k]=$!
+	for ((p = 0; p < VM_PARTS; p++)); do
+		part=()
+		for ((i = p; i < ${#suite[@]}; i += VM_PARTS)); do
+			part+=("${suite[i]}")
+		done
+		[ ${#part[@]} -gt 0 ] || continue
+		echo "== kernel $k: VM $p started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
+		vm_t0[$k.$p]=$SECONDS
+		VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
+			"selftests/run_vm.sh $(printf '%q' "$ko") ${part[*]}" \
+			>"$LOGS/vm-$k.$p.log" 2>&1 &
+		vm_pid[$k.$p]=$!
+	done
 done
 
 # 3. userspace unit tests (while the guests boot and run: the first
@@ -201,27 +216,31 @@ for k in "${kernels[@]}"; do
 		;;
 	esac
 	pass "build tcptw.ko for $k (W=1, no warnings)"
-	if [ -z "${vm_pid[$k]:-}" ]; then
+	if [ -z "${vm_pid[$k.0]:-}" ]; then
 		skip "selftests on $k" "selftests/run_vm.sh does not exist yet"
 		end
 		continue
 	fi
 	[ $selftests_built -eq 1 ] || echo "[$step] (selftests build failed; ran the VM anyway)"
-	log=$LOGS/vm-$k.log
-	wait "${vm_pid[$k]}"
-	rc=$?
-	echo "[$step] VM for $k: exit $rc after $((SECONDS - vm_t0[$k])) s since its start (log $log)"
-	count_tap "$log"
-	[ "$sf" -gt 0 ] && show_failures "$log"
-	if [ $rc -eq 125 ]; then
-		fail "VM for $k failed or timed out (log $log)"
-		show_tail 20 "$log"
-	elif [ "$found" -eq 0 ]; then
-		fail "selftests/run_vm.sh on $k printed no test results (exit $rc, log $log)"
-		show_tail 20 "$log"
-	elif [ $rc -ne 0 ] && [ "$sf" -eq 0 ]; then
-		fail "selftests/run_vm.sh on $k exited $rc without a failed test (log $log)"
-	fi
+	for ((p = 0; p < VM_PARTS; p++)); do
+		[ -n "${vm_pid[$k.$p]:-}" ] || continue
+		log=$LOGS/vm-$k.$p.log
+		wait "${vm_pid[$k.$p]}"
+		rc=$?
+		echo "[$step] VM $p for $k: exit $rc after $((SECONDS - vm_t0[$k.$p])) s since its start (log $log)"
+		sf0=$sf
+		count_tap "$log"
+		[ "$sf" -gt "$sf0" ] && show_failures "$log"
+		if [ $rc -eq 125 ]; then
+			fail "VM $p for $k failed or timed out (log $log)"
+			show_tail 20 "$log"
+		elif [ "$found" -eq 0 ]; then
+			fail "selftests/run_vm.sh on $k printed no test results (exit $rc, log $log)"
+			show_tail 20 "$log"
+		elif [ $rc -ne 0 ] && [ "$sf" -eq "$sf0" ]; then
+			fail "selftests/run_vm.sh on $k exited $rc without a failed test (log $log)"
+		fi
+	done
 	end
 done
 
