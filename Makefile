@@ -27,6 +27,8 @@ ifdef KDIR
 else
 	scripts/build-kmod.sh $(KERNEL) $(CURDIR)
 endif
+	@# Kbuild is at the top, so is tcptw.ko; kmod/tcptw.ko works too
+	ln -sf ../tcptw.ko kmod/tcptw.ko
 
 userspace:
 	$(MAKE) -C userspace
@@ -65,7 +67,7 @@ endif
 # Not kbuild's clean: with M=$(CURDIR) it deletes every *.ko below the repo,
 # the fetched kernels' modules in .cache/ included.
 clean:
-	rm -f kmod/*.o kmod/.*.cmd kmod/compat/.*.cmd *.ko *.mod *.mod.c *.o \
+	rm -f kmod/*.o kmod/.*.cmd kmod/compat/.*.cmd kmod/tcptw.ko *.ko *.mod *.mod.c *.o \
 		.*.cmd modules.order Module.symvers
 	$(MAKE) -C userspace clean
 	$(MAKE) -C selftests clean
