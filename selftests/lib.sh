@@ -39,7 +39,7 @@ nsx()
 	nsenter --net="/run/netns/$1" "${@:2}"
 }
 
-# now_ms : milliseconds since the epoch, without a fork.
+# now_ms : milliseconds since the epoch, without an exec.
 now_ms()
 {
 	local t=${EPOCHREALTIME//[^0-9]/}
@@ -61,6 +61,16 @@ FNR == 1 { hdr = "" }
 }
 NF == 2 && $1 ~ /^[A-Za-z]/ { out($1, $2) }'
 MIB_FILES=(/proc/net/netstat /proc/net/snmp /proc/net/snmp6)
+
+# AWK_CT: ct_add(LINE) sums the KEY=VALUE fields of a `conntrack -S` line
+# (one per CPU) into ct[KEY].
+AWK_CT='
+function ct_add(l,    n, f, i, kv) {
+	n = split(l, f, /[ \t]+/)
+	for (i = 1; i <= n; i++)
+		if (split(f[i], kv, "=") == 2)
+			ct[kv[1]] += kv[2]
+}'
 
 # Scripts may define test_cleanup(); it runs first.
 cleanup()
@@ -142,16 +152,17 @@ veth_pair()
 
 	ip link add "$dev" netns "$a" type veth peer name "$dev" netns "$b" ||
 		return 1
+	_veth_end "$a" "$dev" "$4" "${6:-}" && _veth_end "$b" "$dev" "$5" "${7:-}"
+}
+
+# _veth_end NS DEV ADDR [ADDR_V6] : one end of veth_pair, one ip -batch.
+_veth_end()
+{
 	{
-		echo "addr add $4 dev $dev"
-		[ -n "${6:-}" ] && echo "addr add $6 dev $dev nodad"
-		echo "link set $dev up"
-	} | ip -n "$a" -b - || return 1
-	{
-		echo "addr add $5 dev $dev"
-		[ -n "${7:-}" ] && echo "addr add $7 dev $dev nodad"
-		echo "link set $dev up"
-	} | ip -n "$b" -b -
+		echo "addr add $3 dev $2"
+		[ -n "$4" ] && echo "addr add $4 dev $2 nodad"
+		echo "link set $2 up"
+	} | ip -n "$1" -b -
 }
 
 nspath()
@@ -549,9 +560,7 @@ has_mib()
 ct_stat()
 {
 	nsx "$1" conntrack -S 2>/dev/null |
-		awk -v k="$2" '{ for (i = 1; i <= NF; i++)
-			if (split($i, kv, "=") == 2 && kv[1] == k) s += kv[2] }
-			END { print s + 0 }'
+		awk -v k="$2" "$AWK_CT"'{ ct_add($0) } END { print ct[k] + 0 }'
 }
 
 # tw_sockets NS : TIME_WAIT sockets (any substate) now in @ns.
@@ -638,16 +647,12 @@ ns_snapshot()
 		}
 		END {
 			cmd = "conntrack -S 2>/dev/null"
-			while ((cmd | getline l) > 0) {
-				n = split(l, f, /[ \t]+/)
-				for (i = 1; i <= n; i++)
-					if (split(f[i], kv, "=") == 2)
-						ct[kv[1]] += kv[2]
-			}
+			while ((cmd | getline l) > 0)
+				ct_add(l)
 			close(cmd)
 			for (k in ct)
 				print "ct_" k, ct[k]
-		}'"$AWK_MIB" "${MIB_FILES[@]}" 2>/dev/null)
+		}'"$AWK_MIB$AWK_CT" "${MIB_FILES[@]}" 2>/dev/null)
 }
 
 # json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
