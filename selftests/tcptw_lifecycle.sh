@@ -249,22 +249,22 @@ test_reload()
 	test_begin "reload"
 	if [ -z "$TCPTW_KO" ]; then
 		skip_test "TCPTW_KO not set"
-		log_test "lifecycle: 10 rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
 	if [ "$HAVE_MODULE" != 1 ] || [ ! -r "$TCPTW_KO" ]; then
 		skip_test "module not loaded or $TCPTW_KO unreadable"
-		log_test "lifecycle: 10 rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
 	if ! have_nat; then
 		skip_test "nftables masquerade or conntrack unavailable"
-		log_test "lifecycle: 10 rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
 	if ! nat_topo_setup; then
 		check_err 1 "topology setup failed"
-		log_test "lifecycle: 10 rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
 	server_start "$srv" "$TMPDIR_T/reload.server.json" \
@@ -290,18 +290,18 @@ test_reload()
 	BG_PIDS+=("$loop_pid")
 
 	t0=$SECONDS
-	for i in $(seq "${TCPTW_RELOAD_CYCLES:-10}"); do
+	for i in $(seq "${TCPTW_RELOAD_CYCLES:-20}"); do
 		run_bounded 60 rmmod tcptw || { diag "rmmod #$i failed"; break; }
 		run_bounded 60 insmod "$TCPTW_KO" || { diag "insmod #$i failed"; break; }
 		ok=$((ok + 1))
 		sleep 0.1
 	done
 	# TCPTW_RELOAD_CYCLES=0 (diagnosis only): the same traffic, no reload
-	[ "${TCPTW_RELOAD_CYCLES:-10}" = 0 ] && sleep "${TCPTW_RELOAD_IDLE_S:-60}"
+	[ "${TCPTW_RELOAD_CYCLES:-20}" = 0 ] && sleep "${TCPTW_RELOAD_IDLE_S:-60}"
 	touch "$stop"
 	bg_wait "$loop_pid"
 	diag "$ok rmmod/insmod cycles in $((SECONDS - t0)) s"
-	check_eq "rmmod/insmod cycles" "$ok" "${TCPTW_RELOAD_CYCLES:-10}"
+	check_eq "rmmod/insmod cycles" "$ok" "${TCPTW_RELOAD_CYCLES:-20}"
 	if ! grep -q '^tcptw ' /proc/modules; then
 		run_bounded 60 insmod "$TCPTW_KO"
 		check_err 1 "module not loaded after the cycles"
@@ -354,7 +354,7 @@ test_reload()
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	nat_topo_cleanup
-	log_test "lifecycle: 10 rmmod/insmod cycles under NAT+PAWS traffic"
+	log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 }
 
 test_dmesg()
