@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo bench style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench style sparse \
 	install clean deps
 
 all: kmod userspace selftests
@@ -48,6 +48,11 @@ check:
 # and events it produced.
 demo:
 	scripts/demo.sh $(KERNEL)
+
+# Real output of every CLI command, captured in a guest of $(KERNEL) into
+# docs/examples/ and from there into README.md, docs/tcptw.8 and --help.
+examples:
+	scripts/demo.sh --examples $(KERNEL)
 
 bench:
 	scripts/bench.sh $(KERNEL)

@@ -1,15 +1,23 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# demo.sh [K]: the NAT + PAWS reproduction in a guest of kernel K (default
-# 6.1). Installs deps, fetches K, builds tcptw.ko in place, builds userspace
-# and selftests when their Makefiles exist, then boots K and runs
-# selftests/demo_vm.sh <repo>/tcptw.ko. Exits with the guest's exit code
-# (125 if the VM itself failed).
+# demo.sh [--examples] [K]: the NAT + PAWS reproduction in a guest of
+# kernel K (default 6.1). Installs deps, fetches K, builds tcptw.ko in
+# place, builds userspace and selftests when their Makefiles exist, then
+# boots K and runs selftests/demo_vm.sh <repo>/tcptw.ko. Exits with the
+# guest's exit code (125 if the VM itself failed).
+# --examples (`make examples`): runs selftests/examples_vm.sh instead, which
+# writes real output of every tcptw command into docs/examples/, then
+# scripts/gen-examples.py puts it into README.md, docs/tcptw.8 and --help.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
+examples=0
+if [ "${1:-}" = --examples ]; then
+	examples=1
+	shift
+fi
 k=${1:-6.1}
 
 die() { echo "demo.sh: $*" >&2; exit 1; }
@@ -29,4 +37,16 @@ if [ -f selftests/Makefile ]; then
 fi
 [ -x selftests/demo_vm.sh ] || die "selftests/demo_vm.sh does not exist yet"
 
-exec scripts/vng-run.sh "$k" "selftests/demo_vm.sh $(printf '%q' "$ko")"
+if [ $examples = 0 ]; then
+	exec scripts/vng-run.sh "$k" "selftests/demo_vm.sh $(printf '%q' "$ko")"
+fi
+rm -rf docs/examples.new
+mkdir -p docs/examples.new
+scripts/vng-run.sh "$k" "selftests/examples_vm.sh $(printf '%q' "$ko") $REPO/docs/examples.new"
+for f in no-module stat watch sockets events peers listeners diagnose export; do
+	[ -s "docs/examples.new/$f.txt" ] || die "the guest wrote no $f.txt"
+done
+rm -rf docs/examples
+mv docs/examples.new docs/examples
+scripts/gen-examples.py
+make -C userspace tcptw

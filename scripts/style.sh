@@ -5,8 +5,10 @@
 #   checkpatch --strict over kmod/*.[ch], kmod/compat/*.h (which alone may
 #   use LINUX_VERSION_CODE) and userspace/*.[ch], with --codespell when the
 #   dictionary is installed, plus the rule that LINUX_VERSION_CODE appears
-#   nowhere in kmod/ outside kmod/compat/. Userspace ignores only the two
-#   types that demand kernel-only spellings (u64, __printf).
+#   nowhere in kmod/ outside kmod/compat/, and that the CLI examples of
+#   README.md, docs/tcptw.8 and --help are those of docs/examples/.
+#   Userspace ignores only the two types that demand kernel-only spellings
+#   (u64, __printf).
 # A repo-root .checkpatch.conf, if any, is read by checkpatch itself.
 # Exit status: 0 iff every test passed.
 set -euo pipefail
@@ -61,7 +63,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..4"
+echo "1..5"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.h -- --ignore LINUX_VERSION_CODE
@@ -74,6 +76,15 @@ if out=$(git grep -n LINUX_VERSION_CODE -- kmod ':!kmod/compat'); then
 	not_ok "no LINUX_VERSION_CODE outside kmod/compat"
 else
 	ok "no LINUX_VERSION_CODE outside kmod/compat"
+fi
+
+# README.md, docs/tcptw.8 and `tcptw --help` show the same real examples,
+# those captured in docs/examples/ (make examples).
+if out=$(python3 scripts/gen-examples.py --check 2>&1); then
+	ok "CLI examples in README, man page and --help match docs/examples"
+else
+	diag <<<"$out"
+	not_ok "CLI examples in README, man page and --help match docs/examples"
 fi
 
 [ $failed -eq 0 ]

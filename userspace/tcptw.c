@@ -69,7 +69,10 @@ static const char usage_text[] =
 	"\n"
 	"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
 	"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
-	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's own\n";
+	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's\n"
+	"own MIBs, sysctls and conntrack and says how to load the module.\n";
+
+#include "help_examples.inc"
 
 static void print_usage(FILE *f)
 {
@@ -83,6 +86,55 @@ static int bad_usage(const char *fmt, const char *arg)
 	fprintf(stderr, "\n");
 	print_usage(stderr);
 	return EXIT_USAGE;
+}
+
+/* the first @max_lines lines of @text, "  ..." if there are more */
+static void print_lines(const char *text, int max_lines)
+{
+	const char *nl;
+	int n = 0;
+
+	while (*text && (max_lines < 0 || n < max_lines)) {
+		nl = strchr(text, '\n');
+		if (!nl)
+			nl = text + strlen(text) - 1;
+		if (nl > text)
+			printf("    %.*s\n", (int)(nl - text), text);
+		else
+			putchar('\n');
+		text = nl + 1;
+		n++;
+	}
+	if (*text)
+		printf("    ...\n");
+}
+
+/*
+ * --help: the usage and, for every command, the head of a real example
+ * (docs/examples/, see scripts/gen-examples.py); COMMAND --help: the
+ * whole of that command's examples.
+ */
+static int print_help(const char *command)
+{
+	size_t i;
+	bool found = false;
+
+	if (!command) {
+		print_usage(stdout);
+		printf("\nExamples (real output, Debian 6.1 guest; "
+		       "tcptw COMMAND --help shows the whole):\n");
+	}
+	for (i = 0; i < ARRAY_SIZE(help_examples); i++) {
+		if (command && strcmp(command, help_examples[i].command))
+			continue;
+		found = true;
+		printf("\n  %s:\n", help_examples[i].caption);
+		print_lines(help_examples[i].text,
+			    command ? -1 : HELP_EXAMPLE_LINES);
+	}
+	if (command && !found)
+		return bad_usage("unknown command: %s", command);
+	return EXIT_OK;
 }
 
 static bool parse_double(const char *s, double *v)
@@ -123,6 +175,7 @@ int main(int argc, char **argv)
 	struct opts o = { .interval = 1, .since = -1 };
 	const struct command *cmd = NULL;
 	unsigned int seen = 0;
+	bool help = false;
 	size_t i;
 	long l;
 	int c, err;
@@ -177,8 +230,8 @@ int main(int argc, char **argv)
 			seen |= O_PROM;
 			break;
 		case 'h':
-			print_usage(stdout);
-			return EXIT_OK;
+			help = true;
+			break;
 		case 'V':
 			printf("tcptw %s\n", TCPTW_VERSION);
 			return EXIT_OK;
@@ -187,6 +240,8 @@ int main(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 	}
+	if (help)
+		return print_help(optind < argc ? argv[optind] : NULL);
 	if (optind >= argc)
 		return bad_usage("%s", "no command given");
 	if (optind + 1 < argc)

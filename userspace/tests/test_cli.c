@@ -79,7 +79,7 @@ static void test_usage_errors(void **state)
 		"", "bogus", "stat extra", "stat -f", "export",
 		"--netns a --pid 1 stat", "watch -i abc", "watch -c 0",
 		"diagnose --since 1 --baseline /x", "--nosuch stat",
-		"sockets --prometheus", "-p -5 stat",
+		"sockets --prometheus", "-p -5 stat", "bogus --help",
 	};
 	struct result r;
 	size_t i;
@@ -106,10 +106,26 @@ static void test_help_version(void **state)
 	struct result r = run("", "--help");
 	size_t i;
 
+	char want[64];
+
 	(void)state;
 	assert_int_equal(r.rc, 0);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		assert_non_null(strstr(r.out, cmds[i]));
+	/* the whole usage text, then a real example of every command */
+	assert_non_null(strstr(r.out, "says how to load the module.\n"));
+	for (i = 0; i < 8; i++) {
+		snprintf(want, sizeof(want), "    $ tcptw %s", cmds[i]);
+		assert_non_null(strstr(r.out, want));
+	}
+	done(&r);
+	/* COMMAND --help: that command's examples, whole */
+	r = run("", "sockets --help");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "    $ tcptw sockets"));
+	assert_non_null(strstr(r.out, "range%"));
+	assert_null(strstr(r.out, "$ tcptw stat"));
+	assert_null(strstr(r.out, "    ...\n"));
 	done(&r);
 	r = run("", "-V");
 	assert_int_equal(r.rc, 0);
