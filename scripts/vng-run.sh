@@ -7,7 +7,9 @@
 # virtme-ng and run COMMAND with bash, as root, in the repo directory, with
 # TCPTW_KERNEL=K in its environment. The guest writes COMMAND's output and
 # exit code into .cache/vm/ through the --rwdir mount (vng's own stdout can
-# lose its beginning). Afterwards the log is printed and the script exits
+# lose its beginning). vng's output, with the guest kernel's console
+# (--verbose: a panic or a hung-task report lands there), goes to
+# .cache/vm/<id>.vng.log and its tail is printed when the guest failed. Afterwards the log is printed and the script exits
 # with COMMAND's exit code, or 125 if the VM failed or timed out.
 #
 # Environment: VM_TIMEOUT (seconds, default 1500), VM_CPUS (2), VM_MEMORY (2G),
@@ -108,7 +110,7 @@ for attempt in 1 2 3; do
 	set +e
 	timeout -k 30 "$VM_TIMEOUT" \
 		vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
-		--memory "$VM_MEMORY" --rwdir "$REPO" --user root \
+		--memory "$VM_MEMORY" --rwdir "$REPO" --user root --verbose \
 		${VM_APPEND:+--append "$VM_APPEND"} \
 		${qemu_opts:+"--qemu-opts=$qemu_opts"} \
 		--exec "bash $(q "$guest")" </dev/null >"$vnglog" 2>&1
