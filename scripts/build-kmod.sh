@@ -117,6 +117,9 @@ fi
 
 mkdir -p "$CACHE/logs"
 log=$CACHE/logs/build-$k.log
+# what the module reports when it loads (the copies have no .git)
+version=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
+set -- TCPTW_VERSION="$version" "$@"
 set +e
 if [ "$builder" = host ]; then
 	echo "build-kmod.sh: building for $k in $out (log $log)" >&2
