@@ -12,6 +12,7 @@
 #   kernels.sh makeflags K       extra make args to build modules for K
 #   kernels.sh builder K         how to build modules for K: host | chroot:SUITE
 #   kernels.sh slow K            selftest timeout multiplier in K's guest
+#   kernels.sh suite SUITE       make SUITE known to apt, pinned (deps.sh)
 #
 # Adding a kernel is one row in the table below. Versions are never hard
 # coded: the newest linux-image-amd64 of the suite whose version matches the
@@ -248,6 +249,10 @@ builder)
 slow)
 	[ $# -eq 1 ] || usage
 	slow "$1"
+	;;
+suite)
+	[ $# -eq 1 ] || usage
+	ensure_suite "$1"
 	;;
 -h | --help | help) usage 0 ;;
 *) usage ;;

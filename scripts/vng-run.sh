@@ -14,7 +14,8 @@
 #
 # Environment: VM_TIMEOUT (seconds, default 1500), VM_CPUS (2), VM_MEMORY (2G),
 # VM_APPEND: extra kernel command line options, VM_QEMU_OPTS: extra QEMU
-# arguments, VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
+# arguments, VM_QEMU_BIN: the QEMU binary (default: qemu-system-x86_64 from
+# PATH), VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
 # VM_SLOTS (1): how many guests may run at once across processes (flock on
 # /tmp/tcptw-vm.lock, /tmp/tcptw-vm.lock1, ...); the others wait.
 set -euo pipefail
@@ -95,6 +96,14 @@ if ! take_slot; then
 	done
 fi
 
+# QEMU before 10 (bookworm's 7.2) kills TCG guests whose kernel patches
+# its own text under load (README: Status); deps.sh installs 10.
+qemu_major=$("${VM_QEMU_BIN:-qemu-system-x86_64}" --version 2>/dev/null |
+	sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+if [ "${qemu_major:-0}" -lt 10 ]; then
+	echo "vng-run.sh: warning: QEMU ${qemu_major:-?} may crash guests that load or unload kprobes under traffic; scripts/deps.sh installs QEMU 10 from bookworm-backports" >&2
+fi
+
 qemu_opts=${VM_QEMU_OPTS:-}
 if [ "$VM_USR_CACHE" = 1 ]; then
 	qemu_opts+=" -virtfs local,path=/usr,mount_tag=tcptwusr,security_model=none,readonly=on"
@@ -112,6 +121,7 @@ for attempt in 1 2 3; do
 		vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
 		--memory "$VM_MEMORY" --rwdir "$REPO" --user root --verbose \
 		${VM_APPEND:+--append "$VM_APPEND"} \
+		${VM_QEMU_BIN:+--qemu "$VM_QEMU_BIN"} \
 		${qemu_opts:+"--qemu-opts=$qemu_opts"} \
 		--exec "bash $(q "$guest")" </dev/null >"$vnglog" 2>&1
 	vrc=$?

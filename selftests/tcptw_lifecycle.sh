@@ -10,7 +10,7 @@
 #   (b)  a namespace created now (after insmod)
 #   (c)  srv of (a): reset by nobody / root without CAP_NET_ADMIN / root
 #   (d)  the NAT topology of tcptw_nat_paws.sh with traffic in a bounded
-#        background loop, 10 x (rmmod tcptw; insmod $TCPTW_KO)
+#        background loop, 20 x (rmmod tcptw; insmod $TCPTW_KO)
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/nat_topo.sh"
@@ -262,22 +262,6 @@ test_reload()
 		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 		return
 	fi
-	# Debian's 7.2 panicked in this test, in the kernel's kretprobe
-	# return trampoline (RIP 0 right after arch_rethook_trampoline, in
-	# different probed functions: conntrack confirm, tcp_rcv_state_process),
-	# 3 to 60 reloads in; the rest of the 7.2 suite, with the module
-	# loaded throughout, never did, nor did 5.10, 6.1 and 6.12 in this
-	# test. Not understood (README: Status, known issue); TCPTW_RELOAD_7_2=1
-	# runs it anyway.
-	case "$(uname -r)" in
-	7.2.*)
-		if [ "${TCPTW_RELOAD_7_2:-0}" != 1 ]; then
-			skip_test "kernel $(uname -r): reloads under traffic panic it in the kretprobe return trampoline (README: Status, known issue)"
-			log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
-			return
-		fi
-		;;
-	esac
 	if ! nat_topo_setup; then
 		check_err 1 "topology setup failed"
 		log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
