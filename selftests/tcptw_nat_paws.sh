@@ -399,7 +399,7 @@ test_clients_ts2()
 {
 	test_begin "control b: clients tcp_timestamps=2 (no random offset)"
 	if ! probe_gate tcp_timewait_state_process tcp_conn_request; then
-		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
+		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 SYN rejections"
 		return
 	fi
 	# Apart so that TSval always advances (pitfall 8); 20 ms, not 2: on
@@ -408,24 +408,33 @@ test_clients_ts2()
 	# the next connection had already taken).
 	CLOSE_FIRST=server CLI_TS=2 SRV_TS=1 GAP_MS=20 run_scenario ctl_b || {
 		nat_topo_cleanup
-		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
+		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 SYN rejections"
 		return
 	}
 	check_clean_run
-	check_eq "srv PAWS on TIME_WAIT (MIB minus established/SYN-RECV)" "${D[srv_paws]}" 0
 	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
 	check_eq "clients OutRsts" "${D[cli_outrsts]}" 0
 	check_tw_mib "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
 	D[srv_tw]=$(tw_created_truth "${D[srv_tw]}" "$N")
-	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
 	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
 	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
-	check_mod_eq "srv TwSynRecycled == N-1" "${D[srv_TwSynRecycled]}" $((N - 1))
+	# No SYN is refused here, but the network may still reorder: once on
+	# 5.10 the client's last pure ACK reached the server after its FIN,
+	# the TIME_WAIT socket PAWS-rejected it (ts_recent came from the FIN)
+	# and answered with an ACK that the NAT, its mapping gone, RST. That
+	# TIME_WAIT was then not there for the next SYN to recycle. So: the
+	# module still equals the MIB, and each such kill costs one recycle.
+	diag "srv PAWS rejections of reordered non-SYN segments: ${D[srv_paws]}"
+	check_mod_eq "srv TwPawsRejected == srv PAWS MIB (non-SYN only)" \
+		"${D[srv_TwPawsRejected]}" "${D[srv_paws]}"
+	local rec=${D[srv_TwSynRecycled]:-0} lo=$((N - 1 - ${D[srv_TwKilledByRst]:-0}))
+	check_mod_eq "srv TwSynRecycled in [N-1-TwKilledByRst, N-1] = [$lo, $((N - 1))]" \
+		"$( ((rec >= lo && rec <= N - 1)) && echo "$rec" || echo "out of range: $rec")" "$rec"
 	check_mod_eq "srv TwCreated == srv TcpExt TW" \
 		"${D[srv_TwCreated]}" "${D[srv_tw]}"
 	pcap_dump
 	nat_topo_cleanup
-	log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 rejections"
+	log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 SYN rejections"
 }
 
 test_srv_ts0()
