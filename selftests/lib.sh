@@ -326,6 +326,20 @@ check_gt()
 	fi
 }
 
+# check_range WHAT GOT LO HI: LO <= GOT <= HI, numbers shown either way
+check_range()
+{
+	local what=$1 got=$2 lo=$3 hi=$4
+
+	if _is_num "$got" && _is_num "$lo" && _is_num "$hi" &&
+	   [ "$got" -ge "$lo" ] && [ "$got" -le "$hi" ]; then
+		diag "  ok: $what: $lo <= $got <= $hi"
+	else
+		diag "  FAIL: $what: got '$got', want $lo..$hi"
+		check_err 1 "$what: got '$got', want $lo..$hi"
+	fi
+}
+
 check_lt_float()
 {
 	local what=$1 got=$2 max=$3

@@ -278,8 +278,9 @@ test_main()
 	check_gt "srv PAWS rejections (PAWSEstab+PAWSTimewait)" "$k" 0
 	# Each SYN rejected by a TIME_WAIT socket costs its client one RST
 	# and one SYN retransmit.
-	check_eq "clients OutRsts == clients TCPSynRetrans" \
-		"${D[cli_outrsts]}" "${D[cli_synretrans]}"
+	# (plus, at most, one RST per non-SYN reject: see control b)
+	check_range "clients OutRsts (TCPSynRetrans..PAWS MIB)" \
+		"${D[cli_outrsts]}" "${D[cli_synretrans]}" "$k"
 	check_eq "connects with tcpi_total_retrans>0 == TCPSynRetrans" \
 		"$(json_get "$OUT" retrans_connects)" "${D[cli_synretrans]}"
 	# The recipe's PAWS MIB == TCPSynRetrans holds in most runs, but on
@@ -311,8 +312,8 @@ test_main()
 		"${D[srv_TwPawsRejected]}" "$k"
 	check_mod_eq "srv TwSynPawsRejected == clients TCPSynRetrans" \
 		"${D[srv_TwSynPawsRejected]}" "${D[cli_synretrans]}"
-	check_mod_eq "srv TwSynPawsRejected == clients OutRsts" \
-		"${D[srv_TwSynPawsRejected]}" "${D[cli_outrsts]}"
+	# (and == clients OutRsts but for the RSTs answering non-SYN rejects,
+	# which the ground-truth range above bounds)
 	# non-SYN PAWS rejects: rare, at most one or two per run
 	check_mod_eq "srv TwPawsRejected - TwSynPawsRejected == PAWS MIB - clients TCPSynRetrans" \
 		$((${D[srv_TwPawsRejected]:-0} - ${D[srv_TwSynPawsRejected]:-0})) \
@@ -413,23 +414,26 @@ test_clients_ts2()
 	}
 	check_clean_run
 	check_eq "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
-	check_eq "clients OutRsts" "${D[cli_outrsts]}" 0
+	# a client RST only ever answers the ACK of a rejected segment
+	check_range "clients OutRsts (0..srv PAWS rejections)" \
+		"${D[cli_outrsts]}" 0 "${D[srv_paws]}"
 	check_tw_mib "srv TcpExt TW == connections" "${D[srv_tw]}" "$N"
 	D[srv_tw]=$(tw_created_truth "${D[srv_tw]}" "$N")
 	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
 	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
-	# No SYN is refused here, but the network may still reorder: once on
-	# 5.10 the client's last pure ACK reached the server after its FIN,
-	# the TIME_WAIT socket PAWS-rejected it (ts_recent came from the FIN)
-	# and answered with an ACK that the NAT, its mapping gone, RST. That
-	# TIME_WAIT was then not there for the next SYN to recycle. So: the
-	# module still equals the MIB, and each such kill costs one recycle.
+	# No SYN is refused here, but the network may still reorder: on 5.10
+	# (QEMU 10) the client's last pure ACK can reach the server after its
+	# FIN; the TIME_WAIT socket PAWS-rejects it (ts_recent came from the
+	# FIN) and ACKs, and the client or the NAT (its mapping gone) answers
+	# with a RST, which may kill that TIME_WAIT socket before the next
+	# SYN could recycle it. The module still equals the MIB, and every
+	# TIME_WAIT socket but the last is recycled or killed.
 	diag "srv PAWS rejections of reordered non-SYN segments: ${D[srv_paws]}"
 	check_mod_eq "srv TwPawsRejected == srv PAWS MIB (non-SYN only)" \
 		"${D[srv_TwPawsRejected]}" "${D[srv_paws]}"
-	local rec=${D[srv_TwSynRecycled]:-0} lo=$((N - 1 - ${D[srv_TwKilledByRst]:-0}))
-	check_mod_eq "srv TwSynRecycled in [N-1-TwKilledByRst, N-1] = [$lo, $((N - 1))]" \
-		"$( ((rec >= lo && rec <= N - 1)) && echo "$rec" || echo "out of range: $rec")" "$rec"
+	check_mod_eq "srv TwSynRecycled + TwKilledByRst == TW - TW left" \
+		$((${D[srv_TwSynRecycled]:-0} + ${D[srv_TwKilledByRst]:-0})) \
+		$((${D[srv_tw]} - TW_LEFT))
 	check_mod_eq "srv TwCreated == srv TcpExt TW" \
 		"${D[srv_TwCreated]}" "${D[srv_tw]}"
 	pcap_dump
