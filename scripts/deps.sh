@@ -59,8 +59,9 @@ qemu_major() {
 	qemu-system-x86_64 --version 2>/dev/null |
 		sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p'
 }
-if [ "$(qemu_major)" -lt 10 ] 2>/dev/null || [ -z "$(qemu_major)" ]; then
-	log "installing qemu-system-x86 from bookworm-backports (have QEMU $(qemu_major), need >= 10)"
+qemu_have=$(qemu_major)
+if [ "${qemu_have:-0}" -lt 10 ]; then
+	log "installing qemu-system-x86 from bookworm-backports (have QEMU ${qemu_have:-none}, need >= 10)"
 	$sudo "$(dirname "${BASH_SOURCE[0]}")/kernels.sh" suite bookworm-backports >&2
 	$sudo apt-get -o DPkg::Lock::Timeout=600 -q install -y --no-install-recommends \
 		-t bookworm-backports qemu-system-x86 >&2 ||
