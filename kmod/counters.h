@@ -57,12 +57,16 @@ enum tcptw_reuse_reason {
 	TCPTW_NR_REUSE_REASONS
 };
 
-/* log2 histograms of TIME_WAIT age (ms), /proc/net/tcptw/hist */
+/*
+ * log2 histograms (ms), /proc/net/tcptw/hist: TIME_WAIT age at each decision,
+ * and the idle time of connections reset by an incoming RST
+ */
 enum tcptw_hist {
 	TCPTW_HIST_REUSE_GRANTED,
 	TCPTW_HIST_REUSE_DENIED,
 	TCPTW_HIST_SYN_RECYCLED,
 	TCPTW_HIST_SYN_PAWS_REJECTED,
+	TCPTW_HIST_RST_IDLE,	/* not an age: a connection's idle time */
 	TCPTW_NR_HIST
 };
 

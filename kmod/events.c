@@ -87,6 +87,7 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 	slot->age_ms = ev->age_ms;
 	slot->tsval = ev->tsval;
 	slot->ts_recent = ev->ts_recent;
+	slot->idle_ms = ev->idle_ms;
 	slot->type = ev->type;
 	slot->flags = ev->flags;
 	slot->reason = ev->reason;
@@ -137,7 +138,6 @@ static void print_reason(struct seq_file *seq, const char *r)
 	seq_puts(seq, " reason=");
 	while (*r)
 		seq_putc(seq, tolower(*r++));
-	seq_putc(seq, '\n');
 }
 
 static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
@@ -167,6 +167,10 @@ static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
 	else
 		seq_puts(seq, " ts_recent=-");
 	print_reason(seq, tcptw_event_reason(ev));
+	/* appended tokens (README: new key=value tokens go last) */
+	if (ev->flags & TCPTW_EV_HAS_IDLE)
+		seq_printf(seq, " idle_ms=%u", ev->idle_ms);
+	seq_putc(seq, '\n');
 }
 
 /* seq_file iteration: *pos counts from the oldest event still in the ring */

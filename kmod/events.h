@@ -53,6 +53,7 @@ struct tcptw_tuple {
 #define TCPTW_EV_HAS_TSVAL	0x1
 #define TCPTW_EV_HAS_TS_RECENT	0x2
 #define TCPTW_EV_NO_TUPLE	0x4	/* the hook does not know it */
+#define TCPTW_EV_HAS_IDLE	0x8	/* idle_ms is set */
 
 #define TCPTW_LISTEN_REASON_SYN	1
 #define TCPTW_LISTEN_REASON_ACK	2
@@ -65,6 +66,7 @@ struct tcptw_event {
 	s32 age_ms;		/* -1: unknown */
 	u32 tsval;
 	u32 ts_recent;
+	u32 idle_ms;		/* rst_received: ms since the last segment */
 	u8 type;
 	u8 flags;
 	u8 reason;		/* event-specific, 0: none */

@@ -329,15 +329,53 @@ static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-/* tracepoint tcp:tcp_receive_reset: tcp_reset() on a full socket */
+/*
+ * How long @sk had received nothing, in ms: keepalive's own measure
+ * (keepalive_time_elapsed(): the later of the last segment and the last
+ * ACK). Only for a connection that got past the handshake.
+ */
+static bool rst_idle_ms(const struct sock *sk, u32 *ms)
+{
+	const struct inet_connection_sock *icsk = inet_csk(sk);
+	u32 now = tcp_jiffies32;
+
+	switch (READ_ONCE(sk->sk_state)) {
+	case TCP_SYN_SENT:
+	case TCP_SYN_RECV:
+	case TCP_LISTEN:
+	case TCP_CLOSE:
+		return false;
+	}
+	*ms = jiffies_to_msecs(min_t(u32,
+				     now - READ_ONCE(icsk->icsk_ack.lrcvtime),
+				     now - READ_ONCE(tcp_sk(sk)->rcv_tstamp)));
+	*ms = min_t(u32, *ms, S32_MAX);
+	return true;
+}
+
+/*
+ * tracepoint tcp:tcp_receive_reset: tcp_reset() on a full socket, called
+ * before it changes the socket's state
+ */
 static void tp_receive_reset(void *data, struct sock *sk)
 {
 	struct tcptw_event ev = { .type = TCPTW_EV_RST_RECEIVED, .age_ms = -1 };
+	struct tcptw_state *st;
 
 	/* received: src = the peer */
 	tcptw_tuple_from_sk(&ev.t, sk);
 	tcptw_tuple_swap(&ev.t);
-	tcptw_count_event(sock_net(sk), TCPTW_RST_RECEIVED, &ev);
+	if (rst_idle_ms(sk, &ev.idle_ms))
+		ev.flags |= TCPTW_EV_HAS_IDLE;
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st) {
+		tcptw_inc(st, TCPTW_RST_RECEIVED);
+		if (ev.flags & TCPTW_EV_HAS_IDLE)
+			tcptw_hist_add(st, TCPTW_HIST_RST_IDLE, ev.idle_ms);
+		tcptw_emit(st, &ev);
+	}
+	rcu_read_unlock();
 }
 
 static struct kretprobe krp_conn_request = {

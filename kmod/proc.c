@@ -53,6 +53,7 @@ const char * const tcptw_hist_names[TCPTW_NR_HIST] = {
 	[TCPTW_HIST_REUSE_DENIED] = "reuse_denied",
 	[TCPTW_HIST_SYN_RECYCLED] = "syn_recycled",
 	[TCPTW_HIST_SYN_PAWS_REJECTED] = "syn_paws_rejected",
+	[TCPTW_HIST_RST_IDLE] = "rst_received_idle",
 };
 
 const char * const tcptw_reuse_reason_names[TCPTW_NR_REUSE_REASONS] = {
