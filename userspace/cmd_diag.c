@@ -55,6 +55,8 @@ static void print_event(struct out *o, const struct tcptw_event *e)
 		out_s64(o, "ts_recent", " ts_recent=%lld", e->ts_recent);
 	if (strcmp(e->reason, "-"))
 		out_str(o, "reason", " reason=%s", e->reason);
+	if (e->idle_ms != EV_NONE)
+		out_s64(o, "idle_ms", " idle=%lldms", e->idle_ms);
 	out_text(o, "\n");
 	out_obj_close(o);
 }
@@ -271,7 +273,7 @@ static int load_or_sample(const struct opts *opt, struct snapshot *base,
 			return EXIT_RUNTIME;
 		}
 	} else {
-		snapshot_take(base, SNAP_CT);
+		snapshot_take(base, SNAP_CT | SNAP_HISTCTR);
 		if (opt->since > 0 && !sleep_interruptible(opt->since)) {
 			snapshot_free(base);
 			return EXIT_RUNTIME;
@@ -298,7 +300,7 @@ int cmd_diagnose(const struct opts *opt)
 	install_stop_handlers();
 	/* --save-baseline alone: record now, compare on a later run */
 	if (opt->save_baseline && !opt->baseline && opt->since <= 0) {
-		snapshot_take(&cur, SNAP_CT);
+		snapshot_take(&cur, SNAP_CT | SNAP_HISTCTR);
 		err = snapshot_save(&cur, opt->save_baseline);
 		snapshot_free(&cur);
 		if (err)

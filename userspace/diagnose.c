@@ -544,19 +544,64 @@ static void rule_conntrack(const struct diag_input *in,
 	}
 }
 
+/*
+ * RSTs received after at least DIAG_IDLE_RST_MS of silence: the buckets of
+ * the module's rst_received_idle histogram whose lower bound (half the
+ * le_ms bound; the +Inf bucket starts at the last bound) reaches it.
+ */
+static uint64_t idle_rsts(const struct diag_input *in)
+{
+	const struct ctr_delta *d;
+	uint64_t n = 0;
+	size_t i;
+
+	for (i = 0; in->hist && i < in->hist->n; i++) {
+		const char *nm = in->hist->v[i].name;
+		const char *le;
+		unsigned long long lo;
+
+		d = &in->hist->v[i];
+		if (strncmp(nm, "rst_received_idle.", 18) || (d->flags & CTR_GONE))
+			continue;
+		le = nm + 18;
+		if (!strcmp(le, "+Inf"))
+			lo = 65536;
+		else
+			lo = strtoull(le, NULL, 10) / 2;
+		if (lo >= DIAG_IDLE_RST_MS)
+			n += d->delta;
+	}
+	return n;
+}
+
 static void rule_idle(const struct diag_input *in, struct diag_result *r)
 {
 	uint64_t rst = dm(in, "RstReceived"), er = dk(in, "TcpEstabResets");
 	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
+	uint64_t idle = idle_rsts(in);
 	struct finding *f;
 
 	if ((!rst && !er) || ka <= DIAG_NAT_IDLE_S)
 		return;
-	f = add(r, "nat_idle_reset",
+	/*
+	 * With the module's histogram, only RSTs that ended a silence are
+	 * evidence: a busy connection reset by its peer is something else.
+	 */
+	if (in->module && in->idle_hist && !idle)
+		return;
+	f = add(r, "nat_idle_reset", in->idle_hist ?
+		"Idle connections reset; keepalive slower than NAT idle timeouts" :
 		"Established connections reset; keepalive slower than NAT idle timeouts",
 		REMEDY_IDLE);
 	if (!f)
 		return;
+	if (in->idle_hist) {
+		char nm[48];
+
+		snprintf(nm, sizeof(nm), "rst_received_idle>=%dms",
+			 DIAG_IDLE_RST_MS);
+		ev_delta(f, in, nm, idle);
+	}
 	ev_delta(f, in, "RstReceived", rst);
 	ev_delta(f, in, "TcpEstabResets", er);
 	ev_delta(f, in, "conntrack invalid", dc(in, "invalid"));

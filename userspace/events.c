@@ -58,6 +58,7 @@ int event_parse_line(const char *line, struct tcptw_event *ev)
 	ev->age_ms = EV_NONE;
 	ev->tsval = EV_NONE;
 	ev->ts_recent = EV_NONE;
+	ev->idle_ms = EV_NONE;
 	strcpy(ev->reason, "-");
 
 	tok = strtok_r(buf, " \t\r\n", &save);
@@ -84,6 +85,8 @@ int event_parse_line(const char *line, struct tcptw_event *ev)
 			err = parse_num(eq, &ev->ts_recent);
 		else if (!strcmp(tok, "reason"))
 			err = copy_tok(ev->reason, sizeof(ev->reason), eq);
+		else if (!strcmp(tok, "idle_ms"))
+			err = parse_num(eq, &ev->idle_ms);
 		/* later key=value tokens are appended by the ABI: skip */
 	}
 	return err;

@@ -17,6 +17,7 @@ struct tcptw_event {
 	char src[64];		/* addr:port or [v6]:port, as printed */
 	char dst[64];
 	int64_t age_ms, tsval, ts_recent;
+	int64_t idle_ms;	/* rst_received: silence before the RST */
 	char reason[48];
 };
 

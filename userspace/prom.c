@@ -206,13 +206,19 @@ static void tables(struct prom *p, const struct snapshot *s)
 	}
 }
 
+/*
+ * The hist rows: TIME_WAIT ages as tcptw_tw_age_ms{hist=...}, except
+ * rst_received_idle (a connection's silence before a RST), its own family.
+ */
 static void age_hist(struct prom *p, const struct table *t)
 {
 	char val[32], le[32], esc[100];
 	uint64_t cum, bound;
 	size_t r, c;
+	bool idle;
 
 	for (r = 0; r < t->nrows; r++) {
+		idle = !strcmp(t->rows[r].key, "rst_received_idle");
 		prom_escape(esc, sizeof(esc), t->rows[r].key);
 		for (cum = 0, c = 1; c < t->ncols; c++) {
 			if (hist_bound(t, c, &bound))
@@ -225,13 +231,23 @@ static void age_hist(struct prom *p, const struct table *t)
 				snprintf(le, sizeof(le), "%llu",
 					 (unsigned long long)bound);
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
-			add(p, "tcptw_tw_age_ms", "_bucket", "histogram",
-			    "TIME_WAIT age in ms (buckets only, no _sum)", val,
-			    "hist=\"%s\",le=\"%s\"", esc, le);
+			if (idle)
+				add(p, "tcptw_rst_received_idle_ms", "_bucket",
+				    "histogram",
+				    "silence in ms before a RST reset a connection (buckets only, no _sum)",
+				    val, "le=\"%s\"", le);
+			else
+				add(p, "tcptw_tw_age_ms", "_bucket", "histogram",
+				    "TIME_WAIT age in ms (buckets only, no _sum)",
+				    val, "hist=\"%s\",le=\"%s\"", esc, le);
 		}
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
-		add(p, "tcptw_tw_age_ms", "_count", "histogram", NULL, val,
-		    "hist=\"%s\"", esc);
+		if (idle)
+			add(p, "tcptw_rst_received_idle_ms", "_count",
+			    "histogram", NULL, val, NULL);
+		else
+			add(p, "tcptw_tw_age_ms", "_count", "histogram", NULL,
+			    val, "hist=\"%s\"", esc);
 	}
 }
 

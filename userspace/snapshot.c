@@ -61,6 +61,23 @@ static int read_table(const char *rel, struct table *t)
 	return n < 0 ? n : 0;
 }
 
+/* Every bucket of @t as a counter "<histogram>.<le_ms bound>" in @c. */
+static void hist_counters(const struct table *t, struct ctrset *c)
+{
+	char name[CTR_NAME_MAX];
+	size_t r, col;
+
+	for (r = 0; r < t->nrows; r++)
+		for (col = 1; col < t->ncols; col++) {
+			if (t->rows[r].v[col] == TBL_NONE ||
+			    snprintf(name, sizeof(name), "%s.%s",
+				     t->rows[r].key, t->cols[col]) >=
+			    (int)sizeof(name))
+				continue;
+			ctrset_add(c, name, t->rows[r].v[col]);
+		}
+}
+
 int snapshot_take(struct snapshot *s, unsigned int what)
 {
 	char *buf;
@@ -109,8 +126,11 @@ int snapshot_take(struct snapshot *s, unsigned int what)
 		s->listeners_err = read_table(TCPTW_DIR "/listeners",
 					      &s->listeners);
 	}
-	if ((what & SNAP_HIST) && s->module)
+	if ((what & (SNAP_HIST | SNAP_HISTCTR)) && s->module) {
 		s->hist_err = read_table(TCPTW_DIR "/hist", &s->hist);
+		if (!s->hist_err && (what & SNAP_HISTCTR))
+			hist_counters(&s->hist, &s->histc);
+	}
 	return 0;
 }
 
@@ -118,6 +138,7 @@ void snapshot_free(struct snapshot *s)
 {
 	ctrset_free(&s->mod);
 	ctrset_free(&s->mib);
+	ctrset_free(&s->histc);
 	if (s->have_ct)
 		ct_free(&s->ct);
 	census_free(&s->census);
@@ -147,6 +168,7 @@ int snapshot_save(const struct snapshot *s, const char *path)
 	save_set(f, "mib.", &s->mib);
 	if (s->have_ct)
 		save_set(f, "ct.", &s->ct.stats);
+	save_set(f, "hist.", &s->histc);
 	if (ferror(f)) {
 		fclose(f);
 		return -EIO;
@@ -197,6 +219,8 @@ int snapshot_load(struct snapshot *s, const char *path)
 			ctrset_add(&s->mib, nm + 4, v);
 		else if (!strncmp(nm, "ct.", 3))
 			ctrset_add(&s->ct.stats, nm + 3, v);
+		else if (!strncmp(nm, "hist.", 5))
+			ctrset_add(&s->histc, nm + 5, v);
 	}
 	ctrset_free(&all);
 	s->module = s->mod.n > 0;
@@ -221,7 +245,8 @@ int snapshot_diag_input(const struct snapshot *base,
 	if (ctr_diff(&base->mod, &cur->mod, secs, &w->mod) ||
 	    ctr_diff(&base->mib, &cur->mib, secs, &w->mib) ||
 	    ctr_diff(base->have_ct ? &base->ct.stats : NULL,
-		     cur->have_ct ? &cur->ct.stats : &none, secs, &w->ct)) {
+		     cur->have_ct ? &cur->ct.stats : &none, secs, &w->ct) ||
+	    ctr_diff(&base->histc, &cur->histc, secs, &w->hist)) {
 		diag_window_free(w);
 		return -ENOMEM;
 	}
@@ -229,6 +254,9 @@ int snapshot_diag_input(const struct snapshot *base,
 	in->module = cur->module;
 	in->mod = &w->mod;
 	in->mib = &w->mib;
+	in->hist = &w->hist;
+	/* a module that has the histogram: its buckets, even if all 0 */
+	in->idle_hist = ctrset_find(&cur->histc, "rst_received_idle.+Inf");
 	in->ct = cur->have_ct ? &w->ct : NULL;
 	in->sys = &cur->sys;
 	in->ct_have_count = cur->have_ct && cur->ct.have_count &&
@@ -248,4 +276,5 @@ void diag_window_free(struct diag_window *w)
 	deltaset_free(&w->mod);
 	deltaset_free(&w->mib);
 	deltaset_free(&w->ct);
+	deltaset_free(&w->hist);
 }

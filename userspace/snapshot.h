@@ -18,8 +18,9 @@ enum {
 	SNAP_CT = 1 << 0,	/* conntrack count, max, statistics */
 	SNAP_CENSUS = 1 << 1,	/* sock_diag dump */
 	SNAP_TABLES = 1 << 2,	/* the module's events, peers, listeners */
-	SNAP_HIST = 1 << 3,
-	SNAP_ALL = 0xf,
+	SNAP_HIST = 1 << 3,	/* the hist table, for display */
+	SNAP_HISTCTR = 1 << 4,	/* its buckets as counters, for deltas */
+	SNAP_ALL = 0x1f,
 };
 
 struct snapshot {
@@ -39,6 +40,8 @@ struct snapshot {
 	int events_err, peers_err, listeners_err, hist_err;
 	struct event_list events;
 	struct table peers, listeners, hist;
+	/* hist buckets as counters "<histogram>.<le_ms bound>" (SNAP_HISTCTR) */
+	struct ctrset histc;
 };
 
 int snapshot_take(struct snapshot *s, unsigned int what);
@@ -46,7 +49,7 @@ void snapshot_free(struct snapshot *s);
 
 /*
  * A baseline file: "#ts <seconds>" then one "Name value" line per counter,
- * names prefixed "tcptw.", "mib." or "ct." (snmp6 format, so awk and
+ * names prefixed "tcptw.", "mib.", "ct." or "hist." (snmp6 format, so awk and
  * nstat-style tools read it too).
  */
 int snapshot_save(const struct snapshot *s, const char *path);
@@ -55,7 +58,7 @@ int snapshot_load(struct snapshot *s, const char *path);
 
 /* The deltas a diagnosis window needs, owned here, pointed to by in. */
 struct diag_window {
-	struct deltaset mod, mib, ct;
+	struct deltaset mod, mib, ct, hist;
 };
 
 /* Fill @in from two snapshots @secs apart. -ENOMEM. */

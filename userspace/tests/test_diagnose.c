@@ -209,8 +209,30 @@ static void test_nat_idle_reset(void **state)
 	const struct finding *f = &run->r.f[0];
 
 	(void)state;
+	assert_int_equal(ev(f, "rst_received_idle>=4096ms")->v, 25);
 	assert_int_equal(ev(f, "RstReceived")->v, 25);
 	assert_int_equal(ev(f, "net.ipv4.tcp_keepalive_time")->v, 7200);
+	assert_non_null(strstr(f->title, "Idle connections"));
+	run_free(run);
+}
+
+/* RSTs on connections that were busy (idle < 64 ms) are not NAT idle resets */
+static void test_busy_reset(void **state)
+{
+	(void)state;
+	run_free(expect_only("busy_reset", NULL));
+}
+
+/* without the idle histogram (older module), the RSTs alone are evidence */
+static void test_nat_idle_reset_nohist(void **state)
+{
+	struct run *run = expect_only("nat_idle_reset-nohist",
+				      "nat_idle_reset");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_null(ev(f, "rst_received_idle>=4096ms"));
+	assert_int_equal(ev(f, "RstReceived")->v, 25);
 	run_free(run);
 }
 
@@ -275,6 +297,8 @@ int main(void)
 		cmocka_unit_test(test_accept_queue),
 		cmocka_unit_test(test_conntrack_full),
 		cmocka_unit_test(test_nat_idle_reset),
+		cmocka_unit_test(test_busy_reset),
+		cmocka_unit_test(test_nat_idle_reset_nohist),
 		cmocka_unit_test(test_findings_complete),
 		cmocka_unit_test(test_baseline_roundtrip),
 	};

@@ -233,6 +233,20 @@ static void test_prom_listeners_hist(void **state)
 			       "\"reuse_granted\",le=\"+Inf\"} 0\n"));
 	assert_non_null(strstr(t, "tcptw_tw_age_ms_count{netns=\"x\",hist="
 			       "\"reuse_granted\"} 0\n"));
+	assert_null(strstr(t, "hist=\"rst_received_idle\""));
+	free(t);
+	/* the silence before RSTs is a family of its own, cumulative */
+	t = export_tree("nat_idle_reset", "x");
+	check_exposition(t);
+	assert_non_null(strstr(t, "# TYPE tcptw_rst_received_idle_ms histogram"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
+			       "\"x\",le=\"8192\"} 0\n"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
+			       "\"x\",le=\"16384\"} 20\n"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
+			       "\"x\",le=\"+Inf\"} 25\n"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_count{netns="
+			       "\"x\"} 25\n"));
 	free(t);
 }
 

@@ -34,6 +34,14 @@ static void test_event_dashes_v6(void **state)
 	assert_true(e.age_ms == EV_NONE && e.tsval == EV_NONE);
 	assert_string_equal(e.reason, "tcp_reset");
 	assert_string_equal(e.src, "[fd00::1]:80");
+	assert_true(e.idle_ms == EV_NONE);
+	/* the appended idle_ms token of rst_received */
+	assert_int_equal(event_parse_line("1.5 rst_received "
+		"src=198.18.0.2:8080 dst=198.18.1.2:40000 age_ms=- tsval=- "
+		"ts_recent=- reason=- idle_ms=8004", &e), 0);
+	assert_true(e.idle_ms == 8004);
+	assert_int_equal(event_parse_line("1.5 rst_received src=- dst=- "
+		"idle_ms=8x", &e), -EINVAL);
 }
 
 static void test_event_malformed(void **state)
