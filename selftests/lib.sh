@@ -758,6 +758,78 @@ server_start()
 	fi
 }
 
+# ------------------------------------------------------ tcptw diagnose
+
+TCPTW_CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
+
+# save_baseline NS NAME : `tcptw diagnose --save-baseline` in NS, to
+# $TMPDIR_T/NAME.base
+save_baseline()
+{
+	ip netns exec "$1" "$TCPTW_CLI" diagnose --save-baseline \
+		"$TMPDIR_T/$2.base" >/dev/null
+}
+
+# diagnose NS NAME : `tcptw diagnose -j` in NS against the baseline of
+# NAME; output in $TMPDIR_T/NAME.diag.json, exit code in $DIAG_RC
+diagnose()
+{
+	ip netns exec "$1" "$TCPTW_CLI" diagnose -j \
+		--baseline "$TMPDIR_T/$2.base" >"$TMPDIR_T/$2.diag.json" \
+		2>"$TMPDIR_T/$2.diag.err"
+	DIAG_RC=$?
+	diag "$2: diagnose exit $DIAG_RC: $(head -c 600 "$TMPDIR_T/$2.diag.json")"
+}
+
+# findings FILE : the ids of a diagnose -j output, sorted, space-separated
+findings()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
+}
+
+# evidence FILE NAME : the delta the first finding gives for counter NAME
+evidence()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    for e in f["evidence"]:
+        if e["name"] == sys.argv[2] and "delta" in e:
+            print(e["delta"])
+            sys.exit(0)
+print("none")' "$1" "$2"
+}
+
+# check_str WHAT GOT WANT : like check_eq, for words
+check_str()
+{
+	if [ "$2" = "$3" ]; then
+		diag "  ok: $1: '$2'"
+	else
+		diag "  FAIL: $1: got '$2', want '$3'"
+		check_err 1 "$1: got '$2', want '$3'"
+	fi
+}
+
+# idle_rsts NS : RSTs received in NS after 4096 ms or more of silence: the
+# buckets of the hist row rst_received_idle whose lower bound (half their
+# le_ms bound) is 4096 or more; tcptw diagnose's DIAG_IDLE_RST_MS.
+idle_rsts()
+{
+	nsx "$1" awk '
+		NR == 1 { for (i = 2; i <= NF; i++) le[i] = $i; next }
+		$1 == "rst_received_idle" {
+			for (i = 2; i <= NF; i++)
+				if (le[i] == "+Inf" || le[i] / 2 >= 4096) n += $i
+			f = 1
+		}
+		END { print f ? n + 0 : "none" }' "$TCPTW_PROC/hist" 2>/dev/null
+}
+
 # Kernel release helpers.
 kernel_is_61()
 {

@@ -31,71 +31,18 @@
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/nat_topo.sh"
 
-CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
-
 require_root
 require_cmd ip nft conntrack nstat python3
 require_traffic
 require_module
-if [ ! -x "$CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($CLI; make userspace)"
+if [ ! -x "$TCPTW_CLI" ]; then
+	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
 	exit $ksft_skip
 fi
 if ! have_nat; then
 	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
 	exit $ksft_skip
 fi
-
-# findings FILE : the ids of a diagnose -j output, sorted, space-separated
-findings()
-{
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
-}
-
-# evidence FILE NAME : the delta the first finding gives for counter NAME
-evidence()
-{
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-for f in d["findings"]:
-    for e in f["evidence"]:
-        if e["name"] == sys.argv[2] and "delta" in e:
-            print(e["delta"])
-            sys.exit(0)
-print("none")' "$1" "$2"
-}
-
-# check_str WHAT GOT WANT : like check_eq, for words
-check_str()
-{
-	if [ "$2" = "$3" ]; then
-		diag "  ok: $1: '$2'"
-	else
-		diag "  FAIL: $1: got '$2', want '$3'"
-		check_err 1 "$1: got '$2', want '$3'"
-	fi
-}
-
-# diagnose NS NAME : run diagnose in NS against the baseline of NAME;
-# output in $TMPDIR_T/NAME.diag.json, exit code in $DIAG_RC
-diagnose()
-{
-	ip netns exec "$1" "$CLI" diagnose -j \
-		--baseline "$TMPDIR_T/$2.base" >"$TMPDIR_T/$2.diag.json" \
-		2>"$TMPDIR_T/$2.diag.err"
-	DIAG_RC=$?
-	diag "$2: diagnose exit $DIAG_RC: $(head -c 600 "$TMPDIR_T/$2.diag.json")"
-}
-
-save_baseline()
-{
-	ip netns exec "$1" "$CLI" diagnose --save-baseline \
-		"$TMPDIR_T/$2.base" >/dev/null
-}
 
 # nat_paws CLOSE_FIRST NAME : one NAT + PAWS run, diagnose in srv
 nat_paws()
@@ -110,7 +57,7 @@ nat_paws()
 	save_baseline "$srv" "$2"
 	# one line of JSON per second while the clients run (bounded: 120)
 	bg_start "$TMPDIR_T/$2.watch" ip netns exec "$srv" \
-		"$CLI" watch -j -i 1 -c 120
+		"$TCPTW_CLI" watch -j -i 1 -c 120
 	WATCH_PID=$BG_PID
 	# its first sample is out: it has read its starting values, so the
 	# clients cannot slip in before them on a slow guest
@@ -120,9 +67,12 @@ nat_paws()
 		--count $n --netns "$(nspath "$c1"),$(nspath "$c2")" \
 		--close-first "$1" --barrier --timeout 40 \
 		--connect-timeout 10000 >"$TMPDIR_T/$2.client.json"
-	check_err $? "client failed"
+	CLIENT_RC=$?
 	bg_wait "$SERVER_PID"
 	watch_stop "$TMPDIR_T/$2.watch"
+	diag "client exit $CLIENT_RC: $(sed 's/,"per_connect".*/}/' "$TMPDIR_T/$2.client.json")"
+	diag "srv: $(nsx "$srv" awk '$2 != 0 { printf "%s=%s ", $1, $2 }' \
+		"$TCPTW_PROC/counters") kernel PAWS rejections $(mib_paws_tw "$srv")"
 	diagnose "$srv" "$2"
 }
 
@@ -147,13 +97,33 @@ watch_stop()
 
 test_nat_paws()
 {
-	local rejected got
+	local rejected got attempt kpaws
 
 	T="cli: diagnose names PAWS behind NAT with the NAT address"
 	test_begin "$T"
-	nat_paws server nat || { log_test "$T"; return; }
+	for attempt in 1 2; do
+		nat_paws server nat || { log_test "$T"; return; }
+		kpaws=$(mib_paws_tw "$srv")
+		if { [ "$CLIENT_RC" -eq 0 ] && [ "$kpaws" -gt 0 ]; } ||
+		   [ $attempt -eq 2 ]; then
+			break
+		fi
+		# The reproduction itself failed: on a guest starved by its
+		# neighbour the kernel refused no SYN on PAWS at all (what
+		# the module counts is checked against that below, never
+		# retried). Once more, from a fresh topology.
+		diag "attempt $attempt: client exit $CLIENT_RC, kernel PAWS rejections $kpaws: the failure did not reproduce; again"
+		bg_wait "$WATCH_PID"
+		nat_topo_cleanup
+	done
+	check_eq "client exit code" "$CLIENT_RC" 0
 	rejected=$(tw_counter "$srv" TwSynPawsRejected)
 	check_gt "TwSynPawsRejected" "$rejected" 0
+	# every PAWS rejection of the kernel's, wherever it happened
+	check_eq "TwPawsRejected + PawsSynRecvRejected + PawsEstabRejected == srv PAWSEstab (+ PAWSTimewait)" \
+		$(( $(tw_counter "$srv" TwPawsRejected) +
+		    $(tw_counter "$srv" PawsSynRecvRejected) +
+		    $(tw_counter "$srv" PawsEstabRejected) )) "$kpaws"
 	check_eq "diagnose exit code (3: problem found)" "$DIAG_RC" 3
 	check_str "findings" "$(findings "$TMPDIR_T/nat.diag.json")" nat_paws
 	grep -q '198\.18\.0\.1' "$TMPDIR_T/nat.diag.json"
@@ -199,6 +169,7 @@ test_nat_control()
 	T="cli: diagnose finds no evidence when the clients close first"
 	test_begin "$T"
 	nat_paws client natctl || { log_test "$T"; return; }
+	check_eq "client exit code" "$CLIENT_RC" 0
 	check_eq "TwSynPawsRejected" "$(tw_counter "$srv" TwSynPawsRejected)" 0
 	check_eq "diagnose exit code" "$DIAG_RC" 0
 	check_str "findings" "$(findings "$TMPDIR_T/natctl.diag.json")" ""
@@ -214,6 +185,7 @@ test_ts_off()
 
 	test_begin "$T"
 	SRV_TS=0 nat_paws server tsoff || { log_test "$T"; return; }
+	check_eq "client exit code" "$CLIENT_RC" 0
 	refused=$(tw_counter "$srv" TwSynSeqRejected)
 	check_gt "TwSynSeqRejected" "$refused" 0
 	check_eq "TwSynPawsRejected" "$(tw_counter "$srv" TwSynPawsRejected)" 0

@@ -24,7 +24,11 @@
 #      TCP_USER_TIMEOUT 8 s: ETIMEDOUT, RstReceived == 0.
 #  (c) loose=0 with keepalive (idle 2 s, interval 1 s) below the timeout:
 #      the flow survives, RstSent/RstReceived 0 everywhere.
-# Every subtest also checks ConntrackInsertFailed == insert_failed delta.
+# Every subtest also checks ConntrackInsertFailed == insert_failed delta,
+# and runs `tcptw diagnose` over its traffic (in nat for the table, in cli
+# for the idle flows): it must name exactly conntrack_full and
+# nat_idle_reset (the RST came after >= 4096 ms of silence: the module's
+# rst_received_idle histogram), and nothing in the controls.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -119,7 +123,22 @@ check_insert_failed()
 		"$(d n_tw_ConntrackInsertFailed)" "$(d n_ct_insert_failed)"
 }
 
-# run_flows NAME COUNT : COUNT sequential flows cli -> srv through nat.
+# have_cli : the tcptw CLI is built (its checks are skipped otherwise)
+have_cli()
+{
+	[ -x "$TCPTW_CLI" ] || { diag "tcptw CLI not built: diagnose not checked"; return 1; }
+}
+
+# check_findings NAME WANT : what diagnose (baseline NAME) found is WANT
+check_findings()
+{
+	have_cli || return 0
+	check_str "diagnose findings" "$(findings "$TMPDIR_T/$1.diag.json")" "$2"
+	check_eq "diagnose exit code" "$DIAG_RC" $([ -n "$2" ] && echo 3 || echo 0)
+}
+
+# run_flows NAME COUNT : COUNT sequential flows cli -> srv through nat;
+# diagnose in nat over them.
 run_flows()
 {
 	local name=$1 count=$2
@@ -131,12 +150,14 @@ run_flows()
 	B=()
 	A=()
 	snap B
+	have_cli && save_baseline "$nat" "$name"
 	timeout 100 "$TRAFFIC" client --connect $SRV:$PORT --count "$count" \
 		--netns "$(nspath "$cli")" --close-first server \
 		--connect-timeout 2500 --timeout 80 >"$OUT"
 	check_err $? "client failed"
 	sleep 0.5
 	snap A
+	have_cli && diagnose "$nat" "$name"
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	diag "client: $(cat "$OUT")"
@@ -189,6 +210,11 @@ test_table_full()
 		check_eq "nat events conntrack_table_full" \
 			"$(events_count "$nat" conntrack_table_full)" "$drop"
 	fi
+	check_findings full conntrack_full
+	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
+		check_eq "diagnose evidence ConntrackTableFull" \
+			"$(evidence "$TMPDIR_T/full.diag.json" ConntrackTableFull)" "$drop"
+	fi
 	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
 	CT_MAX_ORIG=
 	cleanup_all_ns
@@ -211,6 +237,7 @@ test_table_control()
 	check_eq "nat conntrack -S drop" "$(d n_ct_drop)" 0
 	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
 	check_insert_failed
+	check_findings ctl ""
 	cleanup_all_ns
 	log_test "$name"
 }
@@ -230,11 +257,13 @@ run_idle()
 	B=()
 	A=()
 	snap B
+	have_cli && save_baseline "$cli" "$name"
 	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 8 "$@" \
 		>"$RES"
 	check_err $? "idle client failed"
 	sleep 0.5
 	snap A
+	have_cli && diagnose "$cli" "$name"
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	diag "client: $(cat "$RES")"
@@ -280,6 +309,17 @@ test_idle_rst()
 			"$(events_count "$cli" rst_received "src=$SRV:$PORT")" 1
 		check_eq "srv events rst_sent" \
 			"$(events_count "$srv" rst_sent "src=$SRV:$PORT")" 1
+		# the client heard nothing for its 8 s of idleness
+		check_range "cli rst_received idle_ms" "$(nsx "$cli" awk \
+			'$2 == "rst_received" { for (i = 3; i <= NF; i++)
+				if ($i ~ /^idle_ms=/) print substr($i, 9) }' \
+			"$TCPTW_PROC/events")" 7500 30000
+		check_eq "cli rst_received_idle >= 4096 ms" "$(idle_rsts "$cli")" 1
+	fi
+	check_findings rst nat_idle_reset
+	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
+		check_eq "diagnose evidence rst_received_idle>=4096ms" \
+			"$(evidence "$TMPDIR_T/rst.diag.json" 'rst_received_idle>=4096ms')" 1
 	fi
 	cleanup_all_ns
 	log_test "$name"
@@ -315,6 +355,7 @@ test_idle_timeout()
 	check_mod_eq "srv RstSent" "$(d s_tw_RstSent)" 0
 	check_mod_eq "cli RstSent == cli OutRsts" "$(d c_tw_RstSent)" "$(d c_mib_TcpOutRsts)"
 	check_insert_failed
+	check_findings tmo ""
 	cleanup_all_ns
 	log_test "$name"
 }
@@ -339,6 +380,10 @@ test_idle_keepalive()
 	check_mod_eq "cli RstSent" "$(d c_tw_RstSent)" 0
 	check_mod_eq "srv RstReceived" "$(d s_tw_RstReceived)" 0
 	check_insert_failed
+	check_findings ka ""
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "cli rst_received_idle >= 4096 ms" "$(idle_rsts "$cli")" 0
+	fi
 	cleanup_all_ns
 	log_test "$name"
 }
