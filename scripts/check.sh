@@ -72,8 +72,21 @@ count_tap() {
 # checks, failed cases, the reasons the scripts give), so that a CI log
 # says why without the guest's log file.
 show_failures() {
-	grep -E '^# (# )* *(FAIL:|not ok [0-9])|^# # (.* still running after|(rmmod|insmod) #|#   \[<)' "$1" |
-		cut -c1-400 | head -n 80 | sed "s/^/[$step] | /"
+	# every failed subtest with what it printed since its "--- NAME"
+	# header (its ground truth, the reason), then the guest's own alarms;
+	# bounded per subtest and in all
+	awk '
+	/^# # --- / || /^# ok [0-9]/ { n = 0 }
+	/^# (# )+/ { if (n < 400) buf[n++] = $0 }
+	/^# not ok [0-9]/ {
+		from = n > 40 ? n - 40 : 0
+		for (i = from; i < n; i++) print buf[i]
+		print
+		n = 0
+		next
+	}
+	/^# # (.* still running after|(rmmod|insmod) #|#   \[<)/ { print }
+	' "$1" | cut -c1-400 | head -n 200 | sed "s/^/[$step] | /"
 }
 
 # run_tap STEP-NAME LOG CMD...: run a TAP-emitting command, count its lines
