@@ -23,8 +23,10 @@ struct diag_input {
 	const struct deltaset *mod;	/* module counter deltas */
 	const struct deltaset *mib;	/* TcpExt/Tcp deltas */
 	const struct deltaset *ct;	/* conntrack stat deltas, or NULL */
-	/* hist bucket deltas, "<histogram>.<le_ms>"; idle_hist: the module
-	 * has rst_received_idle */
+	/*
+	 * hist bucket deltas, "<histogram>.<le_ms>"; idle_hist: the module
+	 * has rst_received_idle
+	 */
 	const struct deltaset *hist;
 	bool idle_hist;
 	const struct sysctls *sys;
@@ -78,8 +80,10 @@ void diagnose_run(const struct diag_input *in, struct diag_result *r);
 #define DIAG_CT_FILL 0.95
 /* Idle timeout of common NATs (AWS NAT gateway, NLB), seconds. */
 #define DIAG_NAT_IDLE_S 350
-/* A RST after this much silence (ms, a hist bucket's lower bound) counts
- * as an idle flow forgotten by a NAT or load balancer. */
+/*
+ * A RST after this much silence (ms, a hist bucket's lower bound) counts
+ * as an idle flow forgotten by a NAT or load balancer.
+ */
 #define DIAG_IDLE_RST_MS 4096
 
 #endif /* _TCPTW_DIAGNOSE_H */
