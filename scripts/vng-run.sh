@@ -12,7 +12,9 @@
 # .cache/vm/<id>.vng.log and its tail is printed when the guest failed. Afterwards the log is printed and the script exits
 # with COMMAND's exit code, or 125 if the VM failed or timed out.
 #
-# Environment: VM_TIMEOUT (seconds, default 1500), VM_CPUS (2), VM_MEMORY (2G),
+# Environment: VM_TIMEOUT (seconds, default 1500), VM_BOOT_TIMEOUT (seconds
+# until the guest must have started COMMAND, default 300), VM_CPUS (2),
+# VM_MEMORY (2G),
 # VM_APPEND: extra kernel command line options, VM_QEMU_OPTS: extra QEMU
 # arguments, VM_QEMU_BIN: the QEMU binary (default: qemu-system-x86_64 from
 # PATH), VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
@@ -23,6 +25,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
+VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-300}
 VM_CPUS=${VM_CPUS:-2}
 VM_MEMORY=${VM_MEMORY:-2G}
 VM_SLOTS=${VM_SLOTS:-1}
@@ -109,29 +112,62 @@ if [ "$VM_USR_CACHE" = 1 ]; then
 	qemu_opts+=" -virtfs local,path=/usr,mount_tag=tcptwusr,security_model=none,readonly=on"
 fi
 
-# Now and then (about one start in fifty here, seen on 6.1 and 6.12
-# guests alike) vng exits 255 within seconds, before the guest command
-# ran, with nothing in its output. Such a start is retried, twice at most;
-# a guest that ran its command is never started again.
+# A start that never reaches the guest command is retried, twice at most;
+# a guest that ran its command is never started again. Two ways seen here:
+# now and then (about one start in fifty, on 6.1 and 6.12 guests alike) vng
+# exits 255 within seconds with nothing in its output; and once a 6.12
+# guest hung in its initramfs right after mounting the 9p root (RCU stalls:
+# "timer wakeup didn't happen" on its second vCPU, a TCG timer that never
+# fired) and would have held its slot until VM_TIMEOUT. The guest creates
+# its log when it starts the command: a guest without one after
+# VM_BOOT_TIMEOUT seconds is killed (its whole process group: timeout, vng
+# and QEMU) and booted again.
+# The guest runs in a session of its own: take it down with this script.
+vpid=
+stop_vm() { [ -z "$vpid" ] || kill -TERM -- "-$vpid" 2>/dev/null || true; }
+trap 'stop_vm; exit 130' INT
+trap 'stop_vm; exit 143' TERM HUP
 for attempt in 1 2 3; do
 	t0=$SECONDS
+	hung=0
 	echo "vng-run.sh: booting $k ($image), timeout ${VM_TIMEOUT}s, log $log" >&2
 	set +e
-	timeout -k 30 "$VM_TIMEOUT" \
+	setsid -w timeout -k 30 "$VM_TIMEOUT" \
 		vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
 		--memory "$VM_MEMORY" --rwdir "$REPO" --user root --verbose \
 		${VM_APPEND:+--append "$VM_APPEND"} \
 		${VM_QEMU_BIN:+--qemu "$VM_QEMU_BIN"} \
 		${qemu_opts:+"--qemu-opts=$qemu_opts"} \
-		--exec "bash $(q "$guest")" </dev/null >"$vnglog" 2>&1
+		--exec "bash $(q "$guest")" </dev/null >"$vnglog" 2>&1 &
+	vpid=$!
+	while kill -0 "$vpid" 2>/dev/null; do
+		if [ ! -e "$log" ] && [ $((SECONDS - t0)) -ge "$VM_BOOT_TIMEOUT" ]; then
+			hung=1
+			echo "vng-run.sh: the guest has not started its command after ${VM_BOOT_TIMEOUT}s; killing it" >&2
+			# setsid made it a group leader (never our own group)
+			if [ "$(ps -o pgid= -p "$vpid" | tr -d ' ')" = "$vpid" ]; then
+				kill -TERM -- "-$vpid" 2>/dev/null
+				sleep 5
+				kill -KILL -- "-$vpid" 2>/dev/null
+			else
+				kill -TERM "$vpid" 2>/dev/null
+			fi
+			break
+		fi
+		sleep 2
+	done
+	wait "$vpid"
 	vrc=$?
+	vpid=
 	set -e
 	echo "vng-run.sh: VM exited with $vrc after $((SECONDS - t0)) s" >&2
-	if [ $vrc -eq 0 ] || [ $vrc -eq 124 ] || [ $vrc -eq 137 ] ||
-		[ -e "$log" ] || [ $((SECONDS - t0)) -ge 120 ] || [ $attempt -eq 3 ]; then
+	if [ $attempt -eq 3 ] || [ -e "$log" ] ||
+		{ [ $hung -eq 0 ] && { [ $vrc -eq 0 ] || [ $vrc -eq 124 ] ||
+		  [ $vrc -eq 137 ] || [ $((SECONDS - t0)) -ge 120 ]; }; }; then
 		break
 	fi
 	echo "vng-run.sh: the guest did not start (vng exit $vrc, output: $(tail -c 300 "$vnglog" | tr '\n' ' ')); retrying" >&2
+	cp "$vnglog" "$vnglog.$attempt"
 	sleep $((5 + RANDOM % 10))
 done
 flock -u 8
