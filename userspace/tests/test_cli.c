@@ -34,13 +34,13 @@ static struct result run(const char *tree, const char *args)
 	if (*tree)
 		snprintf(env, sizeof(env), "TCPTW_PROC_ROOT=%s/%s ",
 			 fixtures(), tree);
-	snprintf(cmd, sizeof(cmd), "%s./tcptw %s >/tmp/tcptw-cli.out "
-		 "2>/tmp/tcptw-cli.err", env, args);
+	snprintf(cmd, sizeof(cmd), "%s./tcptw %s >tests/tcptw-cli.out "
+		 "2>tests/tcptw-cli.err", env, args);
 	st = system(cmd);
 	assert_true(WIFEXITED(st));
 	r.rc = WEXITSTATUS(st);
-	r.out = slurp("/tmp/tcptw-cli.out");
-	r.err = slurp("/tmp/tcptw-cli.err");
+	r.out = slurp("tests/tcptw-cli.out");
+	r.err = slurp("tests/tcptw-cli.err");
 	return r;
 }
 
@@ -69,7 +69,7 @@ static void assert_json(const char *s)
 		return;
 	snprintf(cmd, sizeof(cmd), "python3 -c 'import json,sys\n"
 		 "[json.loads(l) for l in sys.stdin if l.strip()]' "
-		 "</tmp/tcptw-cli.out");
+		 "<tests/tcptw-cli.out");
 	assert_int_equal(system(cmd), 0);
 }
 
@@ -195,23 +195,23 @@ static void test_diagnose_exit_codes(void **state)
 	struct result r;
 
 	(void)state;
-	r = run("nat_paws/t0", "diagnose --save-baseline /tmp/tcptw-cli.base");
+	r = run("nat_paws/t0", "diagnose --save-baseline tests/tcptw-cli.base");
 	assert_int_equal(r.rc, 0);
 	done(&r);
-	r = run("nat_paws/t1", "diagnose --baseline /tmp/tcptw-cli.base");
+	r = run("nat_paws/t1", "diagnose --baseline tests/tcptw-cli.base");
 	assert_int_equal(r.rc, 3);
 	assert_non_null(strstr(r.out, "[nat_paws]"));
 	assert_non_null(strstr(r.out, "198.51.100.7"));
 	assert_non_null(strstr(r.out, "remedy:"));
 	done(&r);
-	r = run("nat_paws/t1", "diagnose -j -b /tmp/tcptw-cli.base");
+	r = run("nat_paws/t1", "diagnose -j -b tests/tcptw-cli.base");
 	assert_int_equal(r.rc, 3);
 	assert_json(r.out);
 	assert_non_null(strstr(r.out, "\"verdict\":\"problem\""));
 	done(&r);
-	r = run("healthy/t0", "diagnose -S /tmp/tcptw-cli.base");
+	r = run("healthy/t0", "diagnose -S tests/tcptw-cli.base");
 	done(&r);
-	r = run("healthy/t1", "diagnose -b /tmp/tcptw-cli.base");
+	r = run("healthy/t1", "diagnose -b tests/tcptw-cli.base");
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "no evidence"));
 	done(&r);
@@ -222,7 +222,7 @@ static void test_diagnose_exit_codes(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_json(r.out);
 	done(&r);
-	unlink("/tmp/tcptw-cli.base");
+	unlink("tests/tcptw-cli.base");
 }
 
 static void test_watch(void **state)
@@ -246,8 +246,8 @@ static void test_watch(void **state)
 		int st;
 
 		snprintf(cmd, sizeof(cmd), "TCPTW_PROC_ROOT=%s/healthy/t1 "
-			 "./tcptw watch -i 0.05 >/tmp/tcptw-cli.out 2>&1 & "
-			 "p=$!; n=0; while [ \"$(wc -l </tmp/tcptw-cli.out)\" "
+			 "./tcptw watch -i 0.05 >tests/tcptw-cli.out 2>&1 & "
+			 "p=$!; n=0; while [ \"$(wc -l <tests/tcptw-cli.out)\" "
 			 "-lt 2 ] && [ $n -lt 200 ]; do sleep 0.05; "
 			 "n=$((n + 1)); done; "
 			 "kill -%s $p; (sleep 10; kill -KILL $p) 2>/dev/null & "
@@ -256,7 +256,7 @@ static void test_watch(void **state)
 		st = system(cmd);
 		assert_true(WIFEXITED(st));
 		assert_int_equal(WEXITSTATUS(st), 0);
-		r.out = slurp("/tmp/tcptw-cli.out");
+		r.out = slurp("tests/tcptw-cli.out");
 		assert_true(lines(r.out) >= 2);
 		free(r.out);
 	}
