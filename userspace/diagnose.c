@@ -556,14 +556,14 @@ static uint64_t idle_rsts(const struct diag_input *in)
 	size_t i;
 
 	for (i = 0; in->hist && i < in->hist->n; i++) {
-		const char *nm = in->hist->v[i].name;
 		const char *le;
 		unsigned long long lo;
 
 		d = &in->hist->v[i];
-		if (strncmp(nm, "rst_received_idle.", 18) || (d->flags & CTR_GONE))
+		if (strncmp(d->name, "rst_received_idle.", 18) ||
+		    (d->flags & CTR_GONE))
 			continue;
-		le = nm + 18;
+		le = d->name + 18;
 		if (!strcmp(le, "+Inf"))
 			lo = 65536;
 		else

@@ -210,16 +210,27 @@ static void tables(struct prom *p, const struct snapshot *s)
  * The hist rows: TIME_WAIT ages as tcptw_tw_age_ms{hist=...}, except
  * rst_received_idle (a connection's silence before a RST), its own family.
  */
+static const char idle_help[] =
+	"silence in ms before a RST reset a connection (buckets only, no _sum)";
+
 static void age_hist(struct prom *p, const struct table *t)
 {
-	char val[32], le[32], esc[100];
+	char val[32], le[32], esc[100], lab[112];
+	const char *fam, *help;
 	uint64_t cum, bound;
 	size_t r, c;
-	bool idle;
 
 	for (r = 0; r < t->nrows; r++) {
-		idle = !strcmp(t->rows[r].key, "rst_received_idle");
-		prom_escape(esc, sizeof(esc), t->rows[r].key);
+		if (!strcmp(t->rows[r].key, "rst_received_idle")) {
+			fam = "tcptw_rst_received_idle_ms";
+			help = idle_help;
+			lab[0] = '\0';
+		} else {
+			fam = "tcptw_tw_age_ms";
+			help = "TIME_WAIT age in ms (buckets only, no _sum)";
+			prom_escape(esc, sizeof(esc), t->rows[r].key);
+			snprintf(lab, sizeof(lab), "hist=\"%s\"", esc);
+		}
 		for (cum = 0, c = 1; c < t->ncols; c++) {
 			if (hist_bound(t, c, &bound))
 				break;
@@ -231,23 +242,11 @@ static void age_hist(struct prom *p, const struct table *t)
 				snprintf(le, sizeof(le), "%llu",
 					 (unsigned long long)bound);
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
-			if (idle)
-				add(p, "tcptw_rst_received_idle_ms", "_bucket",
-				    "histogram",
-				    "silence in ms before a RST reset a connection (buckets only, no _sum)",
-				    val, "le=\"%s\"", le);
-			else
-				add(p, "tcptw_tw_age_ms", "_bucket", "histogram",
-				    "TIME_WAIT age in ms (buckets only, no _sum)",
-				    val, "hist=\"%s\",le=\"%s\"", esc, le);
+			add(p, fam, "_bucket", "histogram", help, val,
+			    "%s%sle=\"%s\"", lab, *lab ? "," : "", le);
 		}
 		snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
-		if (idle)
-			add(p, "tcptw_rst_received_idle_ms", "_count",
-			    "histogram", NULL, val, NULL);
-		else
-			add(p, "tcptw_tw_age_ms", "_count", "histogram", NULL,
-			    val, "hist=\"%s\"", esc);
+		add(p, fam, "_count", "histogram", NULL, val, "%s", lab);
 	}
 }
 
