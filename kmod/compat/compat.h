@@ -9,12 +9,7 @@
 #ifndef _TCPTW_COMPAT_H
 #define _TCPTW_COMPAT_H
 
-#include <linux/version.h>
 #include <linux/types.h>
-
-#if KERNEL_VERSION(5, 10, 0) > LINUX_VERSION_CODE
-#error "tcptw requires Linux >= 5.10"
-#endif
 
 /* Counters are plain u64 per-CPU slots: a 64-bit store never tears. */
 #ifndef CONFIG_64BIT
@@ -74,12 +69,15 @@ static inline bool tcptw_compat_tw_reuse_age_ok(const struct net *net,
 
 /*
  * Does tcp_twsk_unique() refuse sockets still in the FIN_WAIT2 substate?
- * Upstream since v6.1-ish and in Debian's 6.1 (6.1.192 has it); 5.10.223
- * does not.
+ * Debian's 6.1 (6.1.192) and later do, 5.10.223 does not (Kbuild.include).
  */
 static inline bool tcptw_compat_tw_reuse_checks_fin_wait2(void)
 {
-	return KERNEL_VERSION(6, 1, 0) <= LINUX_VERSION_CODE;
+#ifdef TCPTW_HAVE_TW_REUSE_FIN_WAIT2
+	return true;
+#else
+	return false;
+#endif
 }
 
 /*
