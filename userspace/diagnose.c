@@ -512,11 +512,18 @@ static void rule_conntrack(const struct diag_input *in,
 	uint64_t early = dc(in, "early_drop");
 	uint64_t ins = dm(in, "ConntrackInsertFailed") +
 		       dc(in, "insert_failed");
+	/*
+	 * A tuple clash at confirm bumps both insert_failed and drop
+	 * (nf_ct_resolve_clash()), so only the drops beyond insert_failed
+	 * can be a full table; the module's ConntrackTableFull is exact.
+	 */
+	uint64_t full_drops = drop > dc(in, "insert_failed") ?
+			      drop - dc(in, "insert_failed") : 0;
 	bool filled = in->ct_have_count && in->ct_max &&
 		      in->ct_count >= DIAG_CT_FILL * in->ct_max;
 	struct finding *f;
 
-	if (full || drop || early || filled) {
+	if (full || full_drops || early || filled) {
 		f = add(r, "conntrack_full",
 			"Conntrack table full (new flows dropped)", REMEDY_CT);
 		if (f) {

@@ -203,6 +203,28 @@ static void test_conntrack_full(void **state)
 	run_free(run);
 }
 
+/*
+ * SNAT tuple clashes bump conntrack's drop as well as insert_failed: they
+ * are not a full table, with the module or without it.
+ */
+static void test_conntrack_clash(void **state)
+{
+	struct run *run = expect_only("conntrack_clash",
+				      "conntrack_insert_failed");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "ConntrackInsertFailed")->v, 6);
+	assert_int_equal(ev(f, "conntrack insert_failed")->v, 6);
+	run_free(run);
+	run = expect_only("conntrack_clash-nomodule",
+			  "conntrack_insert_failed");
+	f = &run->r.f[0];
+	assert_null(ev(f, "ConntrackInsertFailed"));
+	assert_int_equal(ev(f, "conntrack insert_failed")->v, 6);
+	run_free(run);
+}
+
 static void test_nat_idle_reset(void **state)
 {
 	struct run *run = expect_only("nat_idle_reset", "nat_idle_reset");
@@ -241,7 +263,8 @@ static void test_findings_complete(void **state)
 {
 	static const char *const all[] = {
 		"nat_paws", "ts_off_seq", "port_exhaustion", "tw_overflow",
-		"accept_queue", "conntrack_full", "nat_idle_reset",
+		"accept_queue", "conntrack_full", "conntrack_clash",
+		"nat_idle_reset",
 	};
 	size_t i;
 
@@ -296,6 +319,7 @@ int main(void)
 		cmocka_unit_test(test_tw_overflow),
 		cmocka_unit_test(test_accept_queue),
 		cmocka_unit_test(test_conntrack_full),
+		cmocka_unit_test(test_conntrack_clash),
 		cmocka_unit_test(test_nat_idle_reset),
 		cmocka_unit_test(test_busy_reset),
 		cmocka_unit_test(test_nat_idle_reset_nohist),
