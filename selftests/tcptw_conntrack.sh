@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Copyright (c) 2025 The tcptw authors.
 #
-# Conntrack table full and NAT idle timeout, behind a masquerading NAT:
+# Conntrack table full, NAT idle timeout and SNAT clashes, behind a
+# masquerading NAT:
 #
 #   cli 198.18.1.2 --eth0---n-cli-- nat 198.18.1.1
 #                                       198.18.0.1 --n-srv---eth0-- srv 198.18.0.2:8080
@@ -24,6 +25,15 @@
 #      TCP_USER_TIMEOUT 8 s: ETIMEDOUT, RstReceived == 0.
 #  (c) loose=0 with keepalive (idle 2 s, interval 1 s) below the timeout:
 #      the flow survives, RstSent/RstReceived 0 everywhere.
+# SNAT clash (seed 004's NAT, peer-tools item 11): nat masquerades to ONE
+# port, an open flow (tcptw_sock.py idle) holds it, and 3 more connects
+# to the same server endpoint get that port again: every SYN's entry
+# clashes with the held one at conntrack confirm and is dropped. Asserted:
+# insert_failed == failed connects + the client's TCPSynRetrans ==
+# ConntrackInsertFailed == nat's conntrack_insert_failed events; drop ==
+# insert_failed (nf_ct_resolve_clash() counts both) and ConntrackTableFull
+# 0; diagnose names conntrack_insert_failed only. Control: port-preserving
+# masquerade, the same flows: all succeed, every count 0.
 # Every subtest also checks ConntrackInsertFailed == insert_failed delta,
 # and runs `tcptw diagnose` over its traffic (in nat for the table, in cli
 # for the idle flows): it must name exactly conntrack_full and
@@ -53,8 +63,12 @@ test_cleanup()
 	fi
 }
 
+# topo_setup [MASQ] : the topology; MASQ is nat's masquerade statement
+# (default: plain `masquerade`, which keeps the client's source port).
 topo_setup()
 {
+	local masq=${1:-masquerade}
+
 	setup_ns cli nat srv || return 1
 	ip link add n-cli netns "$nat" type veth peer name eth0 netns "$cli" &&
 	ip link add n-srv netns "$nat" type veth peer name eth0 netns "$srv" ||
@@ -74,7 +88,7 @@ topo_setup()
 	table ip ctnat {
 		chain post {
 			type nat hook postrouting priority srcnat; policy accept;
-			oifname "n-srv" masquerade
+			oifname "n-srv" meta l4proto tcp $masq
 		}
 	}
 	EOF
@@ -388,7 +402,117 @@ test_idle_keepalive()
 	log_test "$name"
 }
 
-TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive"}
+# run_clash NAME MASQ : an echo server on srv; on cli, a holder flow
+# (tcptw_sock.py idle, 30 s) that stays established, then CLASH_N
+# sequential connects to the same server endpoint; diagnose in nat.
+CLASH_N=3
+run_clash()
+{
+	local name=$1 masq=$2 hold
+
+	if ! topo_setup "$masq"; then
+		check_err 1 "setup failed"
+		return 1
+	fi
+	ct_gate || return 1
+	bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
+		echo-server $SRV $PORT 60
+	SERVER_PID=$BG_PID
+	busywait 30000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
+		{ check_err 1 "echo server did not start"; return 1; }
+	hold=$TMPDIR_T/$name.hold.json
+	bg_start "$hold" ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 30
+	HOLD_PID=$BG_PID
+	if ! busywait 10000 sh -c "ip netns exec $cli ss -Htn state established \
+			dst $SRV:$PORT | grep -q ."; then
+		check_err 1 "holder flow not established"
+		return 1
+	fi
+	diag "nat conntrack: $(ip netns exec "$nat" conntrack -L -p tcp 2>/dev/null | tr '\n' ' ')"
+	B=()
+	A=()
+	snap B
+	have_cli && save_baseline "$nat" "$name"
+	OUT=$TMPDIR_T/$name.client.json
+	timeout 60 "$TRAFFIC" client --connect $SRV:$PORT --count $CLASH_N \
+		--netns "$(nspath "$cli")" --close-first client \
+		--resp-bytes 64 --connect-timeout 2500 --timeout 40 >"$OUT"
+	check_err $? "client failed"
+	sleep 0.5
+	snap A
+	have_cli && diagnose "$nat" "$name"
+	# the holder still has its flow: the clashes did not break it
+	check_eq "holder flow still established" "$(ip netns exec "$cli" \
+		ss -Htn state established dst $SRV:$PORT | wc -l)" 1
+	kill "$HOLD_PID" "$SERVER_PID" 2>/dev/null
+	bg_wait "$HOLD_PID"
+	bg_wait "$SERVER_PID"
+	diag "client: $(cat "$OUT")"
+	diag "nat: drop=$(d n_ct_drop) insert_failed=$(d n_ct_insert_failed) | ConntrackTableFull=$(d n_tw_ConntrackTableFull) ConntrackInsertFailed=$(d n_tw_ConntrackInsertFailed); cli TCPSynRetrans=$(d c_mib_TcpExtTCPSynRetrans)"
+}
+
+test_snat_clash()
+{
+	local name="conntrack: SNAT to one port held by an open flow -> ConntrackInsertFailed == insert_failed, not table full"
+	local failed ins
+
+	test_begin "$name"
+	if ! run_clash clash "masquerade to :40000"; then
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	failed=$(json_get "$OUT" failed)
+	ins=$(d n_ct_insert_failed)
+	# every new flow gets the held port and its SYNs are dropped at
+	# conntrack confirm, on every kernel: the held entry is ESTABLISHED,
+	# which nf_nat_used_tuple_new() (6.12+) never evicts
+	check_eq "connects failed" "$failed" $CLASH_N
+	check_gt "nat conntrack -S insert_failed" "$ins" 0
+	check_eq "nat insert_failed == failed connects + cli TCPSynRetrans" \
+		"$ins" $(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))
+	# nf_ct_resolve_clash() counts each clash drop as a drop too
+	check_eq "nat conntrack -S drop == insert_failed" "$(d n_ct_drop)" "$ins"
+	check_mod_eq "nat ConntrackInsertFailed == insert_failed" \
+		"$(d n_tw_ConntrackInsertFailed)" "$ins"
+	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_eq "nat events conntrack_insert_failed from cli" \
+			"$(events_count "$nat" conntrack_insert_failed \
+				"src=198.18.1.2:")" "$ins"
+	fi
+	check_findings clash conntrack_insert_failed
+	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
+		check_eq "diagnose evidence ConntrackInsertFailed" \
+			"$(evidence "$TMPDIR_T/clash.diag.json" ConntrackInsertFailed)" "$ins"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_snat_control()
+{
+	local name="conntrack: control: port-preserving masquerade, same flows -> ConntrackInsertFailed 0"
+
+	test_begin "$name"
+	if ! run_clash snatctl masquerade; then
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	check_eq "connects ok" "$(json_get "$OUT" ok)" $CLASH_N
+	check_eq "cli TcpExt TCPSynRetrans" "$(d c_mib_TcpExtTCPSynRetrans)" 0
+	check_eq "nat conntrack -S insert_failed" "$(d n_ct_insert_failed)" 0
+	check_eq "nat conntrack -S drop" "$(d n_ct_drop)" 0
+	check_mod_eq "nat ConntrackInsertFailed" \
+		"$(d n_tw_ConntrackInsertFailed)" 0
+	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
+	check_findings snatctl ""
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive snat_clash snat_control"}
 ktap_plan $(echo $TESTS | wc -w)
 for t in $TESTS; do
 	"test_$t"
