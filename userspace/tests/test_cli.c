@@ -239,14 +239,18 @@ static void test_watch(void **state)
 	 * once two samples are out, i.e. once the handlers are in place:
 	 * before that, a background job of sh has SIGINT ignored and would
 	 * keep it so (seen on a loaded machine: a watch that never ended).
-	 * A KILL after 10 s bounds the test if it does not stop.
+	 * A KILL after 10 s bounds the test if it does not stop. The file
+	 * is emptied before the job starts: the job's own '>' truncates it
+	 * only once it runs, and the loop could first count the lines of
+	 * the previous run and signal a watch that has not started yet.
 	 */
 	for (int i = 0; i < 2; i++) {
 		char cmd[1024];
 		int st;
 
-		snprintf(cmd, sizeof(cmd), "TCPTW_PROC_ROOT=%s/healthy/t1 "
-			 "./tcptw watch -i 0.05 >tests/tcptw-cli.out 2>&1 & "
+		snprintf(cmd, sizeof(cmd), ": >tests/tcptw-cli.out; "
+			 "TCPTW_PROC_ROOT=%s/healthy/t1 "
+			 "./tcptw watch -i 0.05 >>tests/tcptw-cli.out 2>&1 & "
 			 "p=$!; n=0; while [ \"$(wc -l <tests/tcptw-cli.out)\" "
 			 "-lt 2 ] && [ $n -lt 200 ]; do sleep 0.05; "
 			 "n=$((n + 1)); done; "
