@@ -32,7 +32,8 @@
 # insert_failed == failed connects + the client's TCPSynRetrans ==
 # ConntrackInsertFailed == nat's conntrack_insert_failed events; drop ==
 # insert_failed (nf_ct_resolve_clash() counts both) and ConntrackTableFull
-# 0; diagnose names conntrack_insert_failed only. Control: port-preserving
+# 0; diagnose names conntrack_insert_failed only, and the server as the
+# destination with that count. Control: port-preserving
 # masquerade, the same flows: all succeed, every count 0.
 # Every subtest also checks ConntrackInsertFailed == insert_failed delta,
 # and runs `tcptw diagnose` over its traffic (in nat for the table, in cli
@@ -485,6 +486,13 @@ test_snat_clash()
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence ConntrackInsertFailed" \
 			"$(evidence "$TMPDIR_T/clash.diag.json" ConntrackInsertFailed)" "$ins"
+		# the destination whose SNAT tuples ran out, from the events
+		check_str "diagnose peers" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(" ".join("%s=%d" % (p["addr"], p["count"])
+               for f in d["findings"] for p in f["peers"]))' \
+			"$TMPDIR_T/clash.diag.json")" "$SRV=$ins"
 	fi
 	cleanup_all_ns
 	log_test "$name"

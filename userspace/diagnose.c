@@ -62,9 +62,11 @@ static const char *const REMEDY_CT[] = {
 };
 
 static const char *const REMEDY_CT_INSERT[] = {
-	"Concurrent connections raced for the same SNAT tuple: use",
-	"MASQUERADE/SNAT with --random-fully (fully random source ports) or",
-	"more SNAT addresses.",
+	"New flows got a SNAT tuple that another entry holds: the SNAT",
+	"ports toward that destination are used up (widen the port range",
+	"of SNAT/MASQUERADE \"to\", add SNAT addresses, keep fewer",
+	"connections open), or concurrent connections raced for one tuple",
+	"(MASQUERADE/SNAT --random-fully, nft \"masquerade fully-random\").",
 	NULL
 };
 
@@ -547,6 +549,8 @@ static void rule_conntrack(const struct diag_input *in,
 				 dm(in, "ConntrackInsertFailed"));
 			ev_delta(f, in, "conntrack insert_failed",
 				 dc(in, "insert_failed"));
+			/* the destinations whose SNAT tuples clashed */
+			name_peers(f, in, "conntrack_insert_failed", true, "");
 		}
 	}
 }

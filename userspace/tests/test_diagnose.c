@@ -216,6 +216,11 @@ static void test_conntrack_clash(void **state)
 	(void)state;
 	assert_int_equal(ev(f, "ConntrackInsertFailed")->v, 6);
 	assert_int_equal(ev(f, "conntrack insert_failed")->v, 6);
+	/* the destination whose SNAT tuples clashed, from the events */
+	assert_int_equal(f->npeers, 1);
+	assert_string_equal(f->peers_from, "events");
+	assert_string_equal(f->peers[0].addr, "192.0.2.10");
+	assert_int_equal(f->peers[0].n, 6);
 	run_free(run);
 	run = expect_only("conntrack_clash-nomodule",
 			  "conntrack_insert_failed");
