@@ -10,7 +10,7 @@
 #      split over VM_PARTS guests (default 2) and VM_JOBS (default 2)
 #      guests run side by side.
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
-#   4. meanwhile: scripts/style.sh (TAP)
+#   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
 #   5. each kernel's results, in the order given.
 # Every ok / not ok / # SKIP line at the start of a line counts; a step that
 # fails without reporting a result counts as one failure. Progress lines are
@@ -201,9 +201,12 @@ else
 fi
 end
 
-# 4. style
+# 4. style, and the example alert rules under promtool
 begin style
 run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
+end
+begin alerts
+run_tap "scripts/test-alerts.sh" "$LOGS/alerts.log" scripts/test-alerts.sh
 end
 
 # 5. each kernel's results, in the order given

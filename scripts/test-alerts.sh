@@ -1,0 +1,37 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test-alerts.sh: the example alert rules (alerts/tcptw.rules.yml) as TAP:
+# `promtool check rules` (syntax, PromQL) and `promtool test rules` on
+# alerts/tcptw.rules.test.yml (which alerts fire for each seed's series
+# and which stay quiet, e.g. a SNAT clash is not a full conntrack table).
+# promtool comes from scripts/get-promtool.sh (bookworm's prometheus deb,
+# downloaded into .cache/, never installed).
+# Exit status: 0 iff every test passed.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO/alerts" || exit 1
+
+echo "1..2"
+if ! promtool=$("$REPO/scripts/get-promtool.sh"); then
+	echo "not ok 1 - get promtool"
+	echo "not ok 2 - promtool test rules # no promtool"
+	exit 1
+fi
+rc=0
+if out=$("$promtool" check rules tcptw.rules.yml 2>&1); then
+	echo "ok 1 - promtool check rules tcptw.rules.yml"
+else
+	sed 's/^/# /' <<<"$out"
+	echo "not ok 1 - promtool check rules tcptw.rules.yml"
+	rc=1
+fi
+if out=$("$promtool" test rules tcptw.rules.test.yml 2>&1); then
+	echo "ok 2 - promtool test rules tcptw.rules.test.yml"
+else
+	sed 's/^/# /' <<<"$out"
+	echo "not ok 2 - promtool test rules tcptw.rules.test.yml"
+	rc=1
+fi
+exit $rc
