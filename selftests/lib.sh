@@ -527,6 +527,16 @@ tw_counter()
 		"$TCPTW_PROC/counters" 2>/dev/null
 }
 
+# paws_counters NS : tcptw's PAWS rejections of @ns, wherever they
+# happened (TIME_WAIT, SYN-RECV, established): what the kernel's
+# PAWSEstab (+ PAWSTimewait) counts.
+paws_counters()
+{
+	nsx "$1" awk '$1 == "TwPawsRejected" || $1 == "PawsSynRecvRejected" ||
+		$1 == "PawsEstabRejected" { s += $2 } END { print s + 0 }' \
+		"$TCPTW_PROC/counters" 2>/dev/null
+}
+
 # tw_counters_sum NS : the sum of all tcptw counters of @ns.
 tw_counters_sum()
 {
