@@ -257,6 +257,17 @@ test_table_control()
 	log_test "$name"
 }
 
+# echo_server_start NAME : tcptw_sock.py's echo server on srv ($SRV:$PORT,
+# 60 s), waited for; sets SERVER_PID.
+echo_server_start()
+{
+	bg_start "$TMPDIR_T/$1.srv" ip netns exec "$srv" "$PY" "$SOCK" \
+		echo-server $SRV $PORT 60
+	SERVER_PID=$BG_PID
+	busywait 30000 grep -q listening "$TMPDIR_T/$1.srv.err" ||
+		{ check_err 1 "echo server did not start"; return 1; }
+}
+
 # run_idle NAME ARGS... : echo server on srv, tcptw_sock.py idle 8 s on
 # cli with ARGS; sets RES (its JSON) and the snapshots.
 run_idle()
@@ -264,11 +275,7 @@ run_idle()
 	local name=$1; shift
 
 	RES=$TMPDIR_T/$name.idle.json
-	bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
-		echo-server $SRV $PORT 60
-	SERVER_PID=$BG_PID
-	busywait 30000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
-		{ check_err 1 "echo server did not start"; return 1; }
+	echo_server_start "$name" || return 1
 	B=()
 	A=()
 	snap B
@@ -416,11 +423,7 @@ run_clash()
 		return 1
 	fi
 	ct_gate || return 1
-	bg_start "$TMPDIR_T/$name.srv" ip netns exec "$srv" "$PY" "$SOCK" \
-		echo-server $SRV $PORT 60
-	SERVER_PID=$BG_PID
-	busywait 30000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
-		{ check_err 1 "echo server did not start"; return 1; }
+	echo_server_start "$name" || return 1
 	hold=$TMPDIR_T/$name.hold.json
 	bg_start "$hold" ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 30
 	HOLD_PID=$BG_PID

@@ -512,15 +512,14 @@ static void rule_conntrack(const struct diag_input *in,
 {
 	uint64_t full = dm(in, "ConntrackTableFull"), drop = dc(in, "drop");
 	uint64_t early = dc(in, "early_drop");
-	uint64_t ins = dm(in, "ConntrackInsertFailed") +
-		       dc(in, "insert_failed");
+	uint64_t ct_ins = dc(in, "insert_failed");
+	uint64_t ins = dm(in, "ConntrackInsertFailed") + ct_ins;
 	/*
 	 * A tuple clash at confirm bumps both insert_failed and drop
 	 * (nf_ct_resolve_clash()), so only the drops beyond insert_failed
 	 * can be a full table; the module's ConntrackTableFull is exact.
 	 */
-	uint64_t full_drops = drop > dc(in, "insert_failed") ?
-			      drop - dc(in, "insert_failed") : 0;
+	uint64_t full_drops = drop > ct_ins ? drop - ct_ins : 0;
 	bool filled = in->ct_have_count && in->ct_max &&
 		      in->ct_count >= DIAG_CT_FILL * in->ct_max;
 	struct finding *f;
@@ -547,8 +546,7 @@ static void rule_conntrack(const struct diag_input *in,
 		if (f) {
 			ev_delta(f, in, "ConntrackInsertFailed",
 				 dm(in, "ConntrackInsertFailed"));
-			ev_delta(f, in, "conntrack insert_failed",
-				 dc(in, "insert_failed"));
+			ev_delta(f, in, "conntrack insert_failed", ct_ins);
 			/* the destinations whose SNAT tuples clashed */
 			name_peers(f, in, "conntrack_insert_failed", true, "");
 		}
