@@ -12,33 +12,23 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
 SRC_PKG=${CHECKPATCH_SRC_PKG:-linux-source-6.1}
 FILES=(scripts/checkpatch.pl scripts/spelling.txt scripts/const_structs.checkpatch .clang-format)
+DIR=$CACHE/checkpatch
 
-die() { echo "get-checkpatch.sh: $*" >&2; exit 1; }
+source "$REPO/scripts/deb-fetch.sh"
 
-dir=$CACHE/checkpatch
-mkdir -p "$dir"
-exec 9>"$dir/.lock"
-flock 9
+# extract DEB TMP : the files sit in a tarball inside the deb
+extract()
+{
+	local f
 
-if [ ! -f "$dir/stamp" ]; then
-	t0=$SECONDS
-	tmp=$(mktemp -d "$dir/tmp.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	echo "get-checkpatch.sh: downloading $SRC_PKG" >&2
-	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$SRC_PKG" >&2) ||
-		die "apt-get download $SRC_PKG failed"
-	deb=$(ls "$tmp"/*.deb)
-	tarball=./usr/src/$SRC_PKG.tar.xz
-	top=$SRC_PKG
 	echo "get-checkpatch.sh: extracting ${FILES[*]}" >&2
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO "$tarball" |
-		tar -xJ -C "$tmp" "${FILES[@]/#/$top/}" ||
-		die "cannot extract checkpatch from $deb"
+	dpkg-deb --fsys-tarfile "$1" | tar -xO "./usr/src/$SRC_PKG.tar.xz" |
+		tar -xJ -C "$2" "${FILES[@]/#/$SRC_PKG/}" || return 1
 	for f in "${FILES[@]}"; do
-		cp "$tmp/$top/$f" "$dir/"
+		cp "$2/$SRC_PKG/$f" "$DIR/" || return 1
 	done
-	chmod +x "$dir/checkpatch.pl"
-	basename "$deb" >"$dir/stamp"
-	echo "get-checkpatch.sh: done in $((SECONDS - t0)) s" >&2
-fi
-echo "$dir/checkpatch.pl"
+	chmod +x "$DIR/checkpatch.pl"
+}
+
+deb_fetch_once "$DIR" "$SRC_PKG" extract
+echo "$DIR/checkpatch.pl"

@@ -10,27 +10,17 @@ set -euo pipefail
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
 PKG=${PROMTOOL_PKG:-prometheus}
+DIR=$CACHE/tools/promtool
 
-die() { echo "get-promtool.sh: $*" >&2; exit 1; }
+source "$REPO/scripts/deb-fetch.sh"
 
-dir=$CACHE/tools/promtool
-mkdir -p "$dir"
-exec 9>"$dir/.lock"
-flock 9
+# extract DEB TMP
+extract()
+{
+	dpkg-deb --fsys-tarfile "$1" | tar -x -C "$2" ./usr/bin/promtool &&
+		"$2/usr/bin/promtool" --version >/dev/null 2>&1 &&
+		mv "$2/usr/bin/promtool" "$DIR/promtool"
+}
 
-if [ ! -x "$dir/promtool" ] || [ ! -f "$dir/stamp" ]; then
-	t0=$SECONDS
-	tmp=$(mktemp -d "$dir/tmp.XXXXXX")
-	trap 'rm -rf "$tmp"' EXIT
-	echo "get-promtool.sh: downloading $PKG" >&2
-	(cd "$tmp" && apt-get download -q -o APT::Sandbox::User=root "$PKG" >&2) ||
-		die "apt-get download $PKG failed"
-	deb=$(ls "$tmp"/*.deb)
-	dpkg-deb --fsys-tarfile "$deb" | tar -x -C "$tmp" ./usr/bin/promtool ||
-		die "no usr/bin/promtool in $deb"
-	mv "$tmp/usr/bin/promtool" "$dir/promtool"
-	"$dir/promtool" --version >/dev/null 2>&1 || die "$dir/promtool does not run"
-	basename "$deb" >"$dir/stamp"
-	echo "get-promtool.sh: done in $((SECONDS - t0)) s" >&2
-fi
-echo "$dir/promtool"
+deb_fetch_once "$DIR" "$PKG" extract
+echo "$DIR/promtool"
