@@ -411,8 +411,9 @@ test_idle_keepalive()
 }
 
 # run_clash NAME MASQ : an echo server on srv; on cli, a holder flow
-# (tcptw_sock.py idle, 30 s) that stays established, then CLASH_N
-# sequential connects to the same server endpoint; diagnose in nat.
+# (tcptw_sock.py idle, 120 s; killed once checked) that stays
+# established, then CLASH_N sequential connects to the same server
+# endpoint; diagnose in nat.
 CLASH_N=3
 run_clash()
 {
@@ -425,7 +426,7 @@ run_clash()
 	ct_gate || return 1
 	echo_server_start "$name" || return 1
 	hold=$TMPDIR_T/$name.hold.json
-	bg_start "$hold" ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 30
+	bg_start "$hold" ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 120
 	HOLD_PID=$BG_PID
 	if ! busywait 10000 sh -c "ip netns exec $cli ss -Htn state established \
 			dst $SRV:$PORT | grep -q ."; then
@@ -442,12 +443,13 @@ run_clash()
 		--netns "$(nspath "$cli")" --close-first client \
 		--resp-bytes 64 --connect-timeout 2500 --timeout 40 >"$OUT"
 	check_err $? "client failed"
+	# the holder still has its flow: the clashes did not break it (read
+	# before diagnose, whose sampling takes a while on a slow host)
+	check_eq "holder flow still established" "$(ip netns exec "$cli" \
+		ss -Htn state established dst $SRV:$PORT | wc -l)" 1
 	sleep 0.5
 	snap A
 	have_cli && diagnose "$nat" "$name"
-	# the holder still has its flow: the clashes did not break it
-	check_eq "holder flow still established" "$(ip netns exec "$cli" \
-		ss -Htn state established dst $SRV:$PORT | wc -l)" 1
 	kill "$HOLD_PID" "$SERVER_PID" 2>/dev/null
 	bg_wait "$HOLD_PID"
 	bg_wait "$SERVER_PID"
