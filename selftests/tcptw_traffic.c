@@ -484,6 +484,7 @@ static int run_server(const struct opts *o)
 /* ------------------------------------------------------------------ */
 
 struct conn_result {
+	double t_ms;		/* CLOCK_MONOTONIC at connect() */
 	double connect_ms;
 	int err;		/* 0: ok, else errno (0 for short reads is EPROTO) */
 	const char *step;
@@ -539,6 +540,7 @@ static int client_one(const struct opts *o, const struct sockaddr_storage *dst,
 	}
 	res->step = "connect";
 	t0 = now_ms();
+	res->t_ms = t0;
 	cdeadline = t0 + o->connect_timeout_ms;
 	if (cdeadline > deadline)
 		cdeadline = deadline;
@@ -704,11 +706,12 @@ static int run_client(const struct opts *o)
 			printf("%s{\"i\":%lu,\"ns\":%d,\"lport\":%u,"
 			       "\"connect_ms\":%.3f,\"retrans\":%u,"
 			       "\"tsval\":%u,"
-			       "\"err\":\"%s\",\"step\":\"%s\"}",
+			       "\"err\":\"%s\",\"step\":\"%s\","
+			       "\"t_ms\":%.3f}",
 			       i ? "," : "", i, res[i].ns, res[i].lport,
 			       res[i].connect_ms, res[i].retrans, res[i].tsval,
 			       res[i].err ? errname(res[i].err) : "",
-			       res[i].err ? res[i].step : "");
+			       res[i].err ? res[i].step : "", res[i].t_ms);
 		printf("]");
 	}
 	printf("}\n");

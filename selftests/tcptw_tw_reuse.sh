@@ -91,6 +91,16 @@ check_only_reason()
 
 # --------------------------------------------------------------- case 1
 
+# bursts_run FAM DST N : fresh pair, tcp_tw_reuse=1, timestamps on, N
+# connects in aligned bursts of BURST.
+bursts_run()
+{
+	rl_pair && rl_client_sysctls "$cli" 1 &&
+		rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
+		run_client "bursts_$1" "$cli" "$2" "$srv" "$2" \
+			--count "$3" "${RL_ALIGN[@]}" --burst $BURST
+}
+
 test_bursts()
 {
 	local fam=$1 dst=$2 peer=$3 n=$((BURST * NBURSTS))
@@ -102,10 +112,7 @@ test_bursts()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 1 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_client "bursts_$fam" "$cli" "$dst" "$srv" "$dst" \
-		--count $n "${RL_ALIGN[@]}" --burst $BURST; then
+	if rl_aligned_run $BURST bursts_run "$fam" "$dst" $n; then
 		rl_show_bursts "$OUT" $BURST
 		ok=$(json_get "$OUT" ok)
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
@@ -218,6 +225,15 @@ test_default_veth()
 	log_test "$name"
 }
 
+# loopback_run N : fresh cli, default tcp_tw_reuse=2, N connects to
+# 127.0.0.1 in aligned bursts of BURST.
+loopback_run()
+{
+	setup_ns cli && rl_client_sysctls "$cli" 2 &&
+		run_client default_lo "$cli" 127.0.0.1:8080 "$cli" \
+			127.0.0.1:8080 --count "$1" "${RL_ALIGN[@]}" --burst $BURST
+}
+
 test_default_loopback()
 {
 	local n=$((BURST * 2)) ok fail rec
@@ -228,9 +244,7 @@ test_default_loopback()
 		log_test "$name"
 		return
 	fi
-	if setup_ns cli && rl_client_sysctls "$cli" 2 &&
-	   run_client default_lo "$cli" 127.0.0.1:8080 "$cli" 127.0.0.1:8080 \
-		--count $n "${RL_ALIGN[@]}" --burst $BURST; then
+	if rl_aligned_run $BURST loopback_run $n; then
 		rl_show_bursts "$OUT" $BURST
 		ok=$(json_get "$OUT" ok)
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
