@@ -13,8 +13,8 @@
 # Kernels whose builder (kernels.sh) is chroot:SUITE are built inside a
 # SUITE chroot in .cache/chroots/ and tcptw.ko is copied out.
 # Any compiler, sparse or modpost warning fails the build. The full log is
-# kept in .cache/logs/build-K.log. The last stdout line is the path of
-# tcptw.ko.
+# kept in .cache/logs/build-K.log (build-K-DIRNAME.log for another
+# OUTDIR). The last stdout line is the path of tcptw.ko.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -117,6 +117,10 @@ fi
 
 mkdir -p "$CACHE/logs"
 log=$CACHE/logs/build-$k.log
+# a build elsewhere (e.g. the sparse check's) keeps its own log
+if [ "$out" != "$CACHE/build/$k" ] && [ "$out" != "$REPO" ]; then
+	log=$CACHE/logs/build-$k-${out##*/}.log
+fi
 # what the module reports when it loads (the copies have no .git)
 version=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
 set -- TCPTW_VERSION="$version" "$@"

@@ -7,7 +7,10 @@
 #   plus the rule that LINUX_VERSION_CODE appears nowhere in kmod/ (the
 #   version facts no header tells live in kmod/compat/Kbuild.include,
 #   which compat.h turns into helpers), and that the CLI examples of
-#   README.md, docs/tcptw.8 and --help are those of docs/examples/.
+#   README.md, docs/tcptw.8 and --help are those of docs/examples/, and
+#   that sparse (C=2) finds nothing in the module built for the default
+#   kernel (in .cache/build/sparse-K/, apart from the build make check
+#   loads into its guests).
 #   Userspace ignores only the two types that demand kernel-only spellings
 #   (u64, __printf).
 # A repo-root .checkpatch.conf, if any, is read by checkpatch itself.
@@ -15,6 +18,7 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CACHE=${TCPTW_CACHE:-$REPO/.cache}
 cd "$REPO"
 
 checkpatch=$(scripts/get-checkpatch.sh) || {
@@ -64,7 +68,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..5"
+echo "1..6"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.h
@@ -86,6 +90,15 @@ if out=$(python3 scripts/gen-examples.py --check 2>&1); then
 else
 	diag <<<"$out"
 	not_ok "CLI examples in README, man page and --help match docs/examples"
+fi
+
+# sparse over the module, on the default kernel's headers
+k=${KERNEL:-6.1}
+if out=$(scripts/build-kmod.sh "$k" "$CACHE/build/sparse-$k" C=2 2>&1); then
+	ok "sparse (C=2) kmod for $k"
+else
+	diag <<<"$out"
+	not_ok "sparse (C=2) kmod for $k"
 fi
 
 [ $failed -eq 0 ]
