@@ -58,7 +58,7 @@ bench:
 	scripts/bench.sh $(KERNEL)
 
 style:
-	scripts/style.sh
+	KERNEL=$(KERNEL) scripts/style.sh
 
 sparse:
 	scripts/build-kmod.sh $(KERNEL) "" C=2
