@@ -177,10 +177,17 @@ rl_aligned_run()
 	return 1
 }
 
-# rl_show_bursts FILE BURST : the outcomes, one burst per line.
+# rl_show_bursts FILE BURST : the outcomes, one burst per line, with the
+# time from its first connect() to its last and where in its second of
+# CLOCK_MONOTONIC it ended.
 rl_show_bursts()
 {
-	rl_outcomes "$1" | awk -v b="$2" '
-		{ for (i = 1; i <= length($0); i += b)
-			print "#   burst " int(i / b) ": " substr($0, i, b) }'
+	paste -d' ' <(rl_outcomes "$1" | fold -w1) \
+		<(grep -o '"t_ms":[0-9.]*' "$1" | cut -d: -f2) | awk -v b="$2" '
+		{ k = int((NR - 1) / b)
+		  if (!(k in t0)) { t0[k] = $2; n = k }
+		  o[k] = o[k] $1; t1[k] = $2 }
+		END { for (k = 0; k <= n; k++)
+			printf "#   burst %d (%d ms, ends at +%d ms): %s\n", k,
+				t1[k] - t0[k], t1[k] % 1000, o[k] }'
 }
