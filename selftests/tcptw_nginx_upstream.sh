@@ -30,9 +30,10 @@
 #  3. tcp_tw_reuse=1 alone: errors remain. TwReuseGranted == TcpExt
 #     TWRecycled delta > 0 and ConnectPortExhausted == E99 lines > 0: reuse
 #     only lifts the ceiling to one connect per port per second, 50/s here
-#     (TWRecycled <= 50 per second of the run; every other upstream
-#     connect took one of the 50 fresh ports: TcpActiveOpens - TWRecycled
-#     <= 50).
+#     (TWRecycled <= 50 per second of the run, upstream connects
+#     TcpActiveOpens <= the 50 fresh ports + 50 per second). Not asserted:
+#     that most requests fail, which depends on the rate wrk reaches on
+#     the host.
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/reuse_lib.sh"
@@ -261,10 +262,10 @@ test_tw_reuse_alone()
 		check_gt "srv TcpExt TWRecycled delta" "$rec" 0
 		check_eq "TWRecycled delta <= $NPORTS x (${ELAPSED}s + 1)" \
 			"$(( rec <= NPORTS * (ELAPSED + 1) ))" 1
-		# every upstream connect that got a port took one of the 50
-		# fresh ones or recycled a TIME_WAIT socket: the ceiling
-		check_eq "srv TcpActiveOpens delta - TWRecycled delta <= $NPORTS" \
-			"$(( $(rl_mib TcpActiveOpens) - rec <= NPORTS ))" 1
+		# the ceiling on upstream connects, whatever wrk's rate: the
+		# 50 fresh ports, then one reuse per port per second
+		check_eq "srv TcpActiveOpens delta <= $NPORTS x (${ELAPSED}s + 2)" \
+			"$(( $(rl_mib TcpActiveOpens) <= NPORTS * (ELAPSED + 2) ))" 1
 		check_mod_eq "TwReuseGranted == TWRecycled delta" \
 			"$(rl_tw TwReuseGranted)" "$rec"
 		check_mod_gt "ConnectPortExhausted" \
