@@ -114,7 +114,7 @@ rl_tw_dump()
 	for k in TwReuseGranted TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly \
 		 TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent \
 		 TwReuseDeniedFinWait2 ConnectPortExhausted ConnectTupleInUse \
-		 TwCreated; do
+		 TwCreated TwKilledByRst RstSent RstReceived; do
 		line+=" $k=$(rl_tw $k)"
 	done
 	diag "tcptw:$line"
