@@ -143,36 +143,40 @@ rl_burst_mismatch()
 		END { print bad + 0 }'
 }
 
-# rl_burst_straddles FILE BURST : aligned bursts of BURST whose connect()
-# calls did not all fall in one CLOCK_MONOTONIC second (tcptw_traffic
-# --verbose "t_ms"). The kernel's quota is one reuse per port per second
-# of that clock: a burst that ran into the next second (a slow host) may
-# reuse its own ports, so its outcome says nothing about the quota.
-rl_burst_straddles()
+# rl_times FILE : the CLOCK_MONOTONIC time in ms of each connect() of
+# tcptw_traffic --verbose output ("t_ms"), one per line
+rl_times()
 {
-	grep -o '"t_ms":[0-9.]*' "$1" | cut -d: -f2 | awk -v b="$2" '
+	grep -o '"t_ms":[0-9.]*' "$1" | cut -d: -f2
+}
+
+# rl_bursts_fit : succeeds if every aligned burst of $BURST in $OUT had
+# its connect() calls in one CLOCK_MONOTONIC second, else prints how many
+# did not. The kernel's quota is one reuse per port per second of that
+# clock: a burst that ran into the next second (a slow host) may reuse
+# its own ports, so its outcome says nothing about the quota.
+rl_bursts_fit()
+{
+	local n
+
+	n=$(rl_times "$OUT" | awk -v b="$BURST" '
 		{ s = int($1 / 1000); k = int((NR - 1) / b)
 		  if (!(k in first)) first[k] = s
 		  else if (s != first[k] && !(k in bad)) { bad[k] = 1; n++ } }
-		END { print n + 0 }'
+		END { print n + 0 }')
+	[ "$n" = 0 ] && return 0
+	echo "$n burst(s) ran into the next CLOCK_MONOTONIC second (slow host), where the per-second quota no longer holds"
+	return 1
 }
 
-# rl_aligned_run BURST CMD... : run CMD (it builds fresh namespaces, runs
-# aligned bursts of BURST and fills OUT); if a burst crossed a second, log
-# it and run CMD once more in new namespaces. Fails if CMD fails or a
-# burst of the second run crossed a second too.
+# rl_aligned_run CMD... : run CMD (it builds fresh namespaces, runs
+# aligned bursts of $BURST and fills OUT); if a burst crossed a second,
+# run it once more in new namespaces (rerun_once). Fails if CMD fails or
+# a burst of the second run crossed a second too.
 rl_aligned_run()
 {
-	local burst=$1 s try
-	shift
-
-	for try in 1 2; do
-		"$@" || return 1
-		s=$(rl_burst_straddles "$OUT" "$burst")
-		[ "$s" = 0 ] && return 0
-		diag "run $try: $s burst(s) ran into the next CLOCK_MONOTONIC second (slow host), where the per-second quota no longer holds"
-		[ $try = 1 ] && cleanup_all_ns
-	done
+	rerun_once rl_bursts_fit cleanup_all_ns "$@" || return 1
+	[ "$REPRODUCED" = 1 ] && return 0
 	check_err 1 "bursts did not fit in one second, twice"
 	return 1
 }
@@ -183,7 +187,7 @@ rl_aligned_run()
 rl_show_bursts()
 {
 	paste -d' ' <(rl_outcomes "$1" | fold -w1) \
-		<(grep -o '"t_ms":[0-9.]*' "$1" | cut -d: -f2) | awk -v b="$2" '
+		<(rl_times "$1") | awk -v b="$2" '
 		{ k = int((NR - 1) / b)
 		  if (!(k in t0)) { t0[k] = $2; n = k }
 		  o[k] = o[k] $1; t1[k] = $2 }

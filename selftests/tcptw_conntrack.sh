@@ -182,6 +182,24 @@ run_flows()
 	diag "nat: count $(nsx "$nat" sysctl -n net.netfilter.nf_conntrack_count) drop=$(d n_ct_drop) early_drop=$(d n_ct_early_drop) insert_failed=$(d n_ct_insert_failed) | ConntrackTableFull=$(d n_tw_ConntrackTableFull) ConntrackInsertFailed=$(d n_tw_ConntrackInsertFailed); cli TCPSynRetrans=$(d c_mib_TcpExtTCPSynRetrans)"
 }
 
+# ct_table_filled : the NAT's conntrack refused a flow in the last run
+ct_table_filled()
+{
+	local drop
+
+	drop=$(d n_ct_drop)
+	[ "$drop" -gt 0 ] && return 0
+	echo "the table never filled: conntrack -S drop $drop after $((CT_LIMIT + 4)) flows"
+	return 1
+}
+
+# ct_reset : new namespaces for another run of the same test
+ct_reset()
+{
+	cleanup_all_ns
+	topo_setup && ct_gate
+}
+
 test_table_full()
 {
 	local name="conntrack: table full (nf_conntrack_max=$CT_LIMIT) -> ConntrackTableFull == conntrack -S drop"
@@ -206,24 +224,14 @@ test_table_full()
 		return
 	fi
 	diag "nf_conntrack_max $CT_MAX_ORIG -> $CT_LIMIT (guest-wide)"
-	run_flows full $((CT_LIMIT + 4))
-	failed=$(json_get "$OUT" failed)
-	drop=$(d n_ct_drop)
 	# The kernel itself refused nothing (seen once on 5.10 under load:
 	# fewer entries than flows at the end): a failed reproduction, not
-	# a miss of the module's; say so and run the flows once more in new
-	# namespaces. The checks below then fail if it happens again.
-	if [ "$drop" = 0 ]; then
-		diag "the table never filled (conntrack -S drop 0 after $((CT_LIMIT + 4)) flows): again, in new namespaces"
-		cleanup_all_ns
-		if ! topo_setup || ! ct_gate; then
-			check_err 1 "setup failed"
-		else
-			run_flows full $((CT_LIMIT + 4))
-			failed=$(json_get "$OUT" failed)
-			drop=$(d n_ct_drop)
-		fi
-	fi
+	# a miss of the module's, so once more in new namespaces. The checks
+	# below fail if it happens again.
+	rerun_once ct_table_filled ct_reset run_flows full $((CT_LIMIT + 4)) ||
+		check_err 1 "setup failed"
+	failed=$(json_get "$OUT" failed)
+	drop=$(d n_ct_drop)
 	# A new flow may still pass when its source port matches an entry in
 	# TIME_WAIT: the SYN re-opens that entry instead of allocating one.
 	check_gt "flows ok >= nf_conntrack_max" "$(json_get "$OUT" ok)" \

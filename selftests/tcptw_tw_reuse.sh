@@ -112,7 +112,7 @@ test_bursts()
 		log_test "$name"
 		return
 	fi
-	if rl_aligned_run $BURST bursts_run "$fam" "$dst" $n; then
+	if rl_aligned_run bursts_run "$fam" "$dst" $n; then
 		rl_show_bursts "$OUT" $BURST
 		ok=$(json_get "$OUT" ok)
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
@@ -244,7 +244,7 @@ test_default_loopback()
 		log_test "$name"
 		return
 	fi
-	if rl_aligned_run $BURST loopback_run $n; then
+	if rl_aligned_run loopback_run $n; then
 		rl_show_bursts "$OUT" $BURST
 		ok=$(json_get "$OUT" ok)
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
