@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
 #
 # deb-fetch.sh: sourced by the get-*.sh scripts, which take one or two
 # files out of a Debian package without installing it.

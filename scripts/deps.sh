@@ -19,7 +19,7 @@ APT_PKGS=(
 	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libnetfilter-conntrack-dev libcmocka-dev
 	# style
-	codespell
+	codespell shellcheck
 )
 
 log() { echo "deps.sh: $*"; }

@@ -11,6 +11,8 @@
 #   that sparse (C=2) finds nothing in the module built for the default
 #   kernel (in .cache/build/sparse-K/, apart from the build make check
 #   loads into its guests).
+#   And shellcheck (severity warning, settings in .shellcheckrc) over the
+#   shell of selftests/, scripts/ and .ci/run.
 #   Userspace ignores only the two types that demand kernel-only spellings
 #   (u64, __printf).
 # A repo-root .checkpatch.conf, if any, is read by checkpatch itself.
@@ -68,7 +70,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..6"
+echo "1..7"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.h
@@ -90,6 +92,16 @@ if out=$(python3 scripts/gen-examples.py --check 2>&1); then
 else
 	diag <<<"$out"
 	not_ok "CLI examples in README, man page and --help match docs/examples"
+fi
+
+# the shell: selftests, VM runner, CI
+if ! command -v shellcheck >/dev/null; then
+	skip "shellcheck selftests scripts .ci" "shellcheck not installed (scripts/deps.sh installs it)"
+elif out=$(shellcheck -x -S warning -f gcc selftests/*.sh scripts/*.sh .ci/run 2>&1); then
+	ok "shellcheck selftests scripts .ci"
+else
+	diag <<<"$out"
+	not_ok "shellcheck selftests scripts .ci"
 fi
 
 # sparse over the module, on the default kernel's headers

@@ -120,10 +120,10 @@ ct_gate()
 declare -A B A
 snap()
 {
-	local arr=$1 ns
+	local into=$1 ns
 
 	for ns in cli nat srv; do
-		ns_snapshot "${!ns}" "$arr" "${ns:0:1}_"
+		ns_snapshot "${!ns}" "$into" "${ns:0:1}_"
 	done
 }
 
@@ -149,7 +149,7 @@ check_findings()
 {
 	have_cli || return 0
 	check_str "diagnose findings" "$(findings "$TMPDIR_T/$1.diag.json")" "$2"
-	check_eq "diagnose exit code" "$DIAG_RC" $([ -n "$2" ] && echo 3 || echo 0)
+	check_eq "diagnose exit code" "$DIAG_RC" "$([ -n "$2" ] && echo 3 || echo 0)"
 }
 
 # run_flows NAME COUNT : COUNT sequential flows cli -> srv through nat;
@@ -552,7 +552,7 @@ test_snat_control()
 }
 
 TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive snat_clash snat_control"}
-ktap_plan $(echo $TESTS | wc -w)
+ktap_plan "$(echo $TESTS | wc -w)"
 for t in $TESTS; do
 	"test_$t"
 done

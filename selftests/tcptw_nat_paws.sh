@@ -69,7 +69,7 @@ snapshot()
 		s[srv_$c]=${r[srv_tw_$c]}
 		s[cli_$c]=
 		_is_num "${r[c1_tw_$c]}" && _is_num "${r[c2_tw_$c]}" &&
-			s[cli_$c]=$((r[c1_tw_$c] + r[c2_tw_$c]))
+			s[cli_$c]=$((${r[c1_tw_$c]} + ${r[c2_tw_$c]}))
 	done
 	# PAWS rejects on TIME_WAIT sockets as the kernel counts them: before
 	# 6.16 PAWSEstab also counts established and SYN-RECV sockets, which
