@@ -156,7 +156,7 @@ check_findings()
 # diagnose in nat over them.
 run_flows()
 {
-	local name=$1 count=$2
+	local name=$1 count=$2 ev_pid
 
 	OUT=$TMPDIR_T/$name.client.json
 	server_start "$srv" "$TMPDIR_T/$name.srv" --listen $SRV:$PORT \
@@ -166,12 +166,22 @@ run_flows()
 	A=()
 	snap B
 	have_cli && save_baseline "$nat" "$name"
+	# every entry the NAT destroys while the flows run (none should: the
+	# TIME_WAIT timeout is 120 s), to explain a table that never fills
+	bg_start "$TMPDIR_T/$name.destroy" ip netns exec "$nat" \
+		timeout 110 conntrack -E -e DESTROY -p tcp
+	ev_pid=$BG_PID
+	sleep 0.3	# let it subscribe before the first flow
 	timeout 100 "$TRAFFIC" client --connect $SRV:$PORT --count "$count" \
 		--netns "$(nspath "$cli")" --close-first server \
 		--connect-timeout 2500 --timeout 80 >"$OUT"
 	check_err $? "client failed"
 	sleep 0.5
 	snap A
+	kill "$ev_pid" 2>/dev/null
+	bg_wait "$ev_pid"
+	diag "nat entries destroyed during the flows: $(grep -c DESTROY "$TMPDIR_T/$name.destroy")$(
+		head -n 3 "$TMPDIR_T/$name.destroy" | sed 's/^/ | /' | tr -d '\n')"
 	diag "nat entries by state after the flows: $(ip netns exec "$nat" \
 		conntrack -L -p tcp 2>/dev/null | awk '{ n[$4]++ }
 		END { for (s in n) printf "%s=%d ", s, n[s] }')"
