@@ -16,13 +16,19 @@ unsigned int tcptw_net_id __read_mostly;
 
 u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot)
 {
+	/*
+	 * The baseline first (pairs with the release in tcptw_state_reset()):
+	 * slots only grow and a reset stores the sum it hides, so the slots
+	 * read after it add up to at least that much. Read the other way
+	 * round, a reset in between would make the difference wrap.
+	 */
+	u64 base = smp_load_acquire(&st->base[slot]);
 	u64 sum = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
 		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->slot[slot]);
-	/* slots only grow: a reset stores the sum it hides */
-	return sum - READ_ONCE(st->base[slot]);
+	return sum > base ? sum - base : 0;
 }
 
 /*
@@ -35,8 +41,10 @@ void tcptw_state_reset(struct tcptw_state *st)
 
 	mutex_lock(&st->reset_lock);
 	for (i = 0; i < TCPTW_NR_SLOTS; i++)
-		WRITE_ONCE(st->base[i],
-			   READ_ONCE(st->base[i]) + tcptw_slot_sum(st, i));
+		/* pairs with the acquire in tcptw_slot_sum() */
+		smp_store_release(&st->base[i],
+				  READ_ONCE(st->base[i]) +
+				  tcptw_slot_sum(st, i));
 	tcptw_ring_reset(st->ring);
 	tcptw_table_reset(st->peers);
 	tcptw_table_reset(st->listeners);
