@@ -230,8 +230,9 @@ static int oow_pre(struct kprobe *kp, struct pt_regs *regs)
 /*
  * tcp_rcv_state_process(sk, skb) in SYN-SENT: a SYN-ACK whose TSecr is
  * outside what we sent (PAWSActive). It may run from the socket backlog in
- * process context; the CPU is remembered, and another PAWSActive on that
- * CPU during the call is the only (theoretical) error.
+ * process context; the CPU is remembered. The (theoretical) errors, both
+ * only there: another PAWSActive on that CPU during the call, or the task
+ * migrating before the kernel counts (README, "Limits").
  */
 struct synsent_ctx {
 	struct net *net;
@@ -274,7 +275,8 @@ static int rcv_state_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
  * RSTs sent in reply to a segment: tcp_v4_send_reset(sk, skb) and
  * tcp_v6_send_reset(sk, skb) may return without sending (replying to a RST,
  * not for us), so the Tcp OutRsts slot decides. @sk may be NULL (no socket),
- * a TIME_WAIT or request socket, or a full one.
+ * a TIME_WAIT or request socket, or a full one. From a socket's backlog in
+ * process context the same two errors as above are possible.
  */
 struct rst_ctx {
 	struct net *net;
@@ -337,7 +339,7 @@ static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
 static bool rst_idle_ms(const struct sock *sk, u32 *ms)
 {
 	const struct inet_connection_sock *icsk = inet_csk(sk);
-	u32 now = tcp_jiffies32;
+	u32 now = tcp_jiffies32, idle;
 
 	switch (READ_ONCE(sk->sk_state)) {
 	case TCP_SYN_SENT:
@@ -346,10 +348,10 @@ static bool rst_idle_ms(const struct sock *sk, u32 *ms)
 	case TCP_CLOSE:
 		return false;
 	}
-	*ms = jiffies_to_msecs(min_t(u32,
-				     now - READ_ONCE(icsk->icsk_ack.lrcvtime),
-				     now - READ_ONCE(tcp_sk(sk)->rcv_tstamp)));
-	*ms = min_t(u32, *ms, S32_MAX);
+	idle = min_t(u32, now - READ_ONCE(icsk->icsk_ack.lrcvtime),
+		     now - READ_ONCE(tcp_sk(sk)->rcv_tstamp));
+	/* clamped in jiffies: jiffies_to_msecs() wraps after 49.7 days */
+	*ms = jiffies_to_msecs(min_t(u32, idle, msecs_to_jiffies(S32_MAX)));
 	return true;
 }
 

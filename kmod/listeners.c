@@ -25,7 +25,7 @@ MODULE_PARM_DESC(listener_table_size,
 static void print_age(struct seq_file *seq, unsigned long stamp)
 {
 	if (stamp)
-		seq_printf(seq, " %u", jiffies_to_msecs(jiffies - stamp));
+		seq_printf(seq, " %llu", jiffies64_to_msecs(jiffies - stamp));
 	else
 		seq_puts(seq, " -");
 }

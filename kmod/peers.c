@@ -41,7 +41,7 @@ static void peer_show(struct seq_file *seq, const struct tcptw_row *r)
 	tcptw_table_show_endpoint(seq, r);
 	for (c = 0; c < TCPTW_NR_PEER_COLS; c++)
 		seq_printf(seq, " %llu", r->cnt[c]);
-	seq_printf(seq, " %u\n", jiffies_to_msecs(jiffies - r->last));
+	seq_printf(seq, " %llu\n", jiffies64_to_msecs(jiffies - r->last));
 }
 
 static int peers_show(struct seq_file *seq, void *v)
