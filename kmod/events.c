@@ -6,7 +6,8 @@
  * context) reserve a slot with one atomic increment and publish it by
  * writing its generation last; readers copy a slot and keep it only if the
  * generation is the expected one before and after the copy. A slot being
- * overwritten is skipped, never shown torn.
+ * overwritten is skipped, never shown torn; a writer claims its slot with a
+ * cmpxchg, so two writers a lap apart never write one slot at once.
  */
 #include <linux/log2.h>
 #include <linux/moduleparam.h>
@@ -78,10 +79,17 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 {
 	u64 idx = atomic64_inc_return(&ring->head) - 1;
 	struct tcptw_event *slot = &ring->ev[idx & ring->mask];
+	u64 old = READ_ONCE(slot->gen);
 
-	WRITE_ONCE(slot->gen, 0);
-	/* readers must see gen 0 before any byte of the new payload */
-	smp_wmb();
+	/*
+	 * Claim the slot. A writer still in it (preempted, or interrupted,
+	 * for a whole lap of the ring) keeps it, as does a newer event: this
+	 * one is lost rather than mixed with theirs. A successful cmpxchg is
+	 * a full barrier: readers see the claim before any of the payload.
+	 */
+	if ((old & TCPTW_GEN_BUSY) || old > idx ||
+	    cmpxchg64(&slot->gen, old, (idx + 1) | TCPTW_GEN_BUSY) != old)
+		return;
 	slot->time_ns = ev->time_ns;
 	slot->t = ev->t;
 	slot->age_ms = ev->age_ms;

@@ -7,6 +7,7 @@
 #ifndef _TCPTW_EVENTS_H
 #define _TCPTW_EVENTS_H
 
+#include <linux/bits.h>
 #include <linux/in6.h>
 #include <linux/types.h>
 #include <linux/atomic.h>
@@ -58,8 +59,11 @@ struct tcptw_tuple {
 #define TCPTW_LISTEN_REASON_SYN	1
 #define TCPTW_LISTEN_REASON_ACK	2
 
+/* gen of a slot a writer has claimed and not yet published */
+#define TCPTW_GEN_BUSY	BIT_ULL(63)
+
 struct tcptw_event {
-	/* ring index + 1 once written, 0 while being written */
+	/* ring index + 1 once written; with TCPTW_GEN_BUSY while being written */
 	u64 gen;
 	u64 time_ns;
 	struct tcptw_tuple t;
