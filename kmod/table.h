@@ -18,7 +18,7 @@ struct proc_dir_entry;
 
 struct tcptw_table;
 
-/* A row as the formatters see it (a copy, taken under the bucket lock). */
+/* A row as the formatters see it (a copy, its key taken under the lock). */
 struct tcptw_row {
 	struct in6_addr addr;	/* IPv4 in the first word */
 	__be16 port;
