@@ -1,0 +1,147 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# The peers table is bounded (peer_table_size) and a new endpoint takes
+# over the least recently updated row:
+#
+#   cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2 :9001 .. :9012
+#   ip_local_port_range 40000 40000, tcp_tw_reuse 0, client closes first
+#
+# One ephemeral port, two connects to each server port in turn: the first
+# succeeds and leaves a TIME_WAIT socket on cli holding port 40000 for that
+# destination; the second finds it, is refused (TwReuseDeniedDisabled),
+# has no other port and fails with EADDRNOTAVAIL (ConnectPortExhausted).
+# So each of the 12 destinations, one after the other, gets a peers row
+# with denied_disabled 1 and port_exhausted 1. Asserted:
+#  (a) tcptw reloaded with peer_table_size=8 (one bucket of 8 rows): the
+#      table holds exactly 8 rows, those of the 8 most recent destinations
+#      (9005..9012), each with its exact counts, while the counters count
+#      all 12 (== the client's EADDRNOTAVAIL);
+#  (b) control, the default size (256): 12 rows, each exact.
+# The module is loaded again with its default parameters afterwards.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/reuse_lib.sh"
+
+require_root
+require_cmd ip insmod rmmod
+require_traffic
+require_module
+
+NDST=12
+PORT0=9001
+SMALL=8
+RELOADED=0
+
+# reload [PARAM=VALUE...] : tcptw.ko again, with these parameters
+reload()
+{
+	rmmod tcptw && insmod "$TCPTW_KO" "$@" && RELOADED=1
+}
+
+test_cleanup()
+{
+	[ "$RELOADED" = 1 ] || return 0
+	rmmod tcptw 2>/dev/null
+	insmod "$TCPTW_KO" || echo "# tables: cannot load $TCPTW_KO again"
+}
+
+# run_dsts : fresh cli/srv; two connects to each of the NDST server ports
+# in turn; sets OK and FAILED (EADDRNOTAVAIL) over all of them.
+run_dsts()
+{
+	local i p out
+
+	OK=0
+	FAILED=0
+	rl_pair && rl_client_sysctls "$cli" 0 40000 40000 || return 1
+	for ((i = 0; i < NDST; i++)); do
+		p=$((PORT0 + i))
+		out=$TMPDIR_T/client.$p.json
+		server_start "$srv" "$TMPDIR_T/server.$p.json" \
+			--listen 198.18.0.2:$p --count 0 --timeout 30 \
+			--close-first client || { check_err 1 "server :$p"; return 1; }
+		timeout 30 "$TRAFFIC" client --connect 198.18.0.2:$p --count 2 \
+			--netns "$(nspath "$cli")" --close-first client --barrier \
+			--connect-timeout 3000 --timeout 20 >"$out"
+		check_err $? "client to :$p failed"
+		kill "$SERVER_PID" 2>/dev/null
+		bg_wait "$SERVER_PID"
+		OK=$((OK + $(json_get "$out" ok)))
+		FAILED=$((FAILED + $(json_get "$out" errors.EADDRNOTAVAIL)))
+	done
+	rl_peers_dump "$cli"
+}
+
+# check_rows FIRST : the peers rows are those of ports FIRST..last, each
+# with denied_disabled 1 and port_exhausted 1
+check_rows()
+{
+	local first=$1 p rows want=$((PORT0 + NDST - $1))
+
+	rows=$(nsx "$cli" awk 'NR > 1' "$TCPTW_PROC/peers" | wc -l)
+	check_eq "peers rows" "$rows" "$want"
+	for ((p = PORT0; p < PORT0 + NDST; p++)); do
+		if [ "$p" -lt "$first" ]; then
+			check_eq "peers 198.18.0.2 $p: no row (taken over)" \
+				"$(nsx "$cli" awk -v p="$p" '$1 == "198.18.0.2" && $2 == p' \
+				"$TCPTW_PROC/peers" | wc -l)" 0
+		else
+			check_eq "peers 198.18.0.2 $p denied_disabled" \
+				"$(rl_peer "$cli" 198.18.0.2 "$p" denied_disabled)" 1
+			check_eq "peers 198.18.0.2 $p port_exhausted" \
+				"$(rl_peer "$cli" 198.18.0.2 "$p" port_exhausted)" 1
+		fi
+	done
+	check_eq "client ok" "$OK" "$NDST"
+	check_eq "client EADDRNOTAVAIL" "$FAILED" "$NDST"
+	check_eq "TwReuseDeniedDisabled" \
+		"$(tw_counter "$cli" TwReuseDeniedDisabled)" "$NDST"
+	check_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+		"$(tw_counter "$cli" ConnectPortExhausted)" "$FAILED"
+}
+
+test_small()
+{
+	local name="tables: peer_table_size=$SMALL, $NDST destinations: the $SMALL most recent rows kept, each exact"
+
+	test_begin "small"
+	if [ -z "$TCPTW_KO" ] || [ ! -r "$TCPTW_KO" ]; then
+		skip_test "TCPTW_KO not set or unreadable: cannot reload tcptw with peer_table_size=$SMALL"
+		log_test "$name"
+		return
+	fi
+	if ! reload peer_table_size=$SMALL; then
+		check_err 1 "cannot reload tcptw with peer_table_size=$SMALL"
+		log_test "$name"
+		return
+	fi
+	diag "peer_table_size $(cat /sys/module/tcptw/parameters/peer_table_size)"
+	if run_dsts; then
+		check_rows $((PORT0 + NDST - SMALL))
+	fi
+	cleanup_all_ns
+	if ! reload; then
+		check_err 1 "cannot load tcptw again with its defaults"
+	fi
+	log_test "$name"
+}
+
+test_default()
+{
+	local name="tables: control: default peer_table_size, $NDST destinations: every row kept"
+
+	test_begin "default"
+	diag "peer_table_size $(cat /sys/module/tcptw/parameters/peer_table_size)"
+	if run_dsts; then
+		check_rows $PORT0
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 2
+test_small
+test_default
+ktap_finish
