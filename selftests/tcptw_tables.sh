@@ -34,10 +34,14 @@ PORT0=9001
 SMALL=8
 RELOADED=0
 
-# reload [PARAM=VALUE...] : tcptw.ko again, with these parameters
+# reload [PARAM=VALUE...] : tcptw.ko again, with these parameters.
+# RELOADED stays 1 until tcptw is back with its defaults, so that
+# test_cleanup restores it then, and only then.
 reload()
 {
-	rmmod tcptw && insmod "$TCPTW_KO" "$@" && RELOADED=1
+	RELOADED=1
+	rmmod tcptw && insmod "$TCPTW_KO" "$@" || return 1
+	[ $# -gt 0 ] || RELOADED=0
 }
 
 test_cleanup()
