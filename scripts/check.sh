@@ -76,13 +76,20 @@ show_failures() {
 	# header (its ground truth, the reason), then the guest's own alarms;
 	# bounded per subtest and in all
 	awk '
-	/^# # --- / || /^# ok [0-9]/ { n = 0 }
-	/^# (# )+/ { if (n < 400) buf[n++] = $0 }
+	/^# # --- / || /^# ok [0-9]/ { n = 0; nf = 0 }
+	/^# (# )+/ {
+		ring[n % 40] = $0
+		if ($0 ~ /^# (# )+ *FAIL: / && nf < 20) { fl[nf] = n; f[nf++] = $0 }
+		n++
+	}
 	/^# not ok [0-9]/ {
+		# the failed checks that scrolled out of the last 40 lines
+		# (a trace dumped on failure can be long), then those lines
 		from = n > 40 ? n - 40 : 0
-		for (i = from; i < n; i++) print buf[i]
+		for (i = 0; i < nf; i++) if (fl[i] < from) print f[i]
+		for (i = from; i < n; i++) print ring[i % 40]
 		print
-		n = 0
+		n = 0; nf = 0
 		next
 	}
 	/^# # (.* still running after|(rmmod|insmod) #|#   \[<)/ { print }
