@@ -79,13 +79,24 @@ static void print_usage(FILE *f)
 	fputs(usage_text, f);
 }
 
+/* a usage error: what was wrong and where to look, not the whole help */
+static int short_usage(void)
+{
+	size_t i;
+
+	fputs("Usage: tcptw COMMAND [OPTIONS], COMMAND one of:", stderr);
+	for (i = 0; i < ARRAY_SIZE(commands); i++)
+		fprintf(stderr, " %s", commands[i].name);
+	fputs("\nTry 'tcptw --help' for the options.\n", stderr);
+	return EXIT_USAGE;
+}
+
 static int bad_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "tcptw: ");
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\n");
-	print_usage(stderr);
-	return EXIT_USAGE;
+	return short_usage();
 }
 
 /* the first @max_lines lines of @text, "  ..." if there are more */
@@ -236,8 +247,8 @@ int main(int argc, char **argv)
 			printf("tcptw %s\n", TCPTW_VERSION);
 			return EXIT_OK;
 		default:
-			print_usage(stderr);
-			return EXIT_USAGE;
+			/* getopt said what was wrong */
+			return short_usage();
 		}
 	}
 	if (help)
