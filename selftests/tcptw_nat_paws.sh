@@ -22,7 +22,9 @@
 # Main test: tcptw's TwSynPawsRejected on srv == srv PAWSEstab (+
 # PAWSTimewait) delta == clients' TCPSynRetrans delta == clients' OutRsts
 # delta > 0. Controls: clients close first; clients tcp_timestamps=2;
-# srv tcp_timestamps=0.
+# srv tcp_timestamps=0. A run of the main test or of controls a and b
+# in which a SYN was lost besides the refusals (a 1 s retransmit: the
+# guest starved) runs once more in new namespaces (scenario_clean).
 #
 # TCPTW_DEMO=1: only the main scenario, printing srv's counters and events.
 
@@ -258,17 +260,19 @@ check_clean_run()
 	fi
 }
 
-main_run()
+# scenario NAME CLOSE_FIRST CLI_TS SRV_TS GAP_MS : run_scenario with these
+scenario()
 {
-	CLOSE_FIRST=server CLI_TS=1 SRV_TS=1 GAP_MS=0 run_scenario main
+	CLOSE_FIRST=$2 CLI_TS=$3 SRV_TS=$4 GAP_MS=$5 run_scenario "$1"
 }
 
-# main_clean : the clients' SYN retransmits are exactly the refusals: every
-# connect succeeded, none needed a 1 s retransmit (a SYN lost besides the
-# refusals: the guest starved by its neighbour, two clients racing through
-# the one NAT tuple) and the NAT had no clash. Else the ground truth of
-# the main test does not hold, whatever the module counts.
-main_clean()
+# scenario_clean : the clients' SYN retransmits are exactly the refusals:
+# every connect succeeded, none needed a 1 s retransmit (a SYN lost besides
+# the refusals: the guest starved by its neighbour, two clients racing
+# through the one NAT tuple) and the NAT had no clash. Else the ground
+# truth of the main test and of controls a and b does not hold, whatever
+# the module counts.
+scenario_clean()
 {
 	local ok slow
 
@@ -280,8 +284,8 @@ main_clean()
 	return 1
 }
 
-# main_reset : new namespaces; the failed run's client error is no miss
-main_reset()
+# scenario_reset : new namespaces; the failed run's client error is no miss
+scenario_reset()
 {
 	pcap_dump "a run whose ground truth did not hold"
 	nat_topo_cleanup
@@ -298,7 +302,7 @@ test_main()
 		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
 		return
 	fi
-	rerun_once main_clean main_reset main_run || {
+	rerun_once scenario_clean scenario_reset scenario main server 1 1 0 || {
 		nat_topo_cleanup
 		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
 		return
@@ -410,7 +414,8 @@ test_clients_close_first()
 	# SYN overtook it 5 times in 41 (srv silently dropped the SYN while
 	# its socket was still in LAST_ACK, or sent a challenge ACK): 1 s
 	# SYN retransmits that have nothing to do with TIME_WAIT.
-	CLOSE_FIRST=client CLI_TS=1 SRV_TS=1 GAP_MS=20 run_scenario ctl_a || {
+	rerun_once scenario_clean scenario_reset \
+		scenario ctl_a client 1 1 20 || {
 		nat_topo_cleanup
 		log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
 		return
@@ -448,7 +453,8 @@ test_clients_ts2()
 	# 5.10 with the machine busy, one close in 41 then never completed
 	# (the client's FIN retransmitted in vain through the one NAT tuple
 	# the next connection had already taken).
-	CLOSE_FIRST=server CLI_TS=2 SRV_TS=1 GAP_MS=20 run_scenario ctl_b || {
+	rerun_once scenario_clean scenario_reset \
+		scenario ctl_b server 2 1 20 || {
 		nat_topo_cleanup
 		log_test "nat_paws: control: clients tcp_timestamps=2 -> 0 SYN rejections"
 		return
@@ -491,7 +497,7 @@ test_srv_ts0()
 		log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
 		return
 	fi
-	CLOSE_FIRST=server CLI_TS=1 SRV_TS=0 GAP_MS=0 run_scenario ctl_c || {
+	scenario ctl_c server 1 0 0 || {
 		nat_topo_cleanup
 		log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
 		return
