@@ -74,11 +74,6 @@ static const char usage_text[] =
 
 #include "help_examples.inc"
 
-static void print_usage(FILE *f)
-{
-	fputs(usage_text, f);
-}
-
 /* a usage error: what was wrong and where to look, not the whole help */
 static int short_usage(void)
 {
@@ -131,7 +126,7 @@ static int print_help(const char *command)
 	bool found = false;
 
 	if (!command) {
-		print_usage(stdout);
+		fputs(usage_text, stdout);
 		printf("\nExamples (real output, Debian 6.1 guest; "
 		       "tcptw COMMAND --help shows the whole):\n");
 	}

@@ -73,15 +73,6 @@ static void assert_json(const char *s)
 	assert_int_equal(system(cmd), 0);
 }
 
-static int count_lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
-}
-
 static void test_usage_errors(void **state)
 {
 	static const char *const bad[] = {
@@ -102,7 +93,7 @@ static void test_usage_errors(void **state)
 		assert_non_null(strstr(r.err, "Usage: tcptw"));
 		assert_non_null(strstr(r.err, "tcptw --help"));
 		/* the reason and a short usage, not the whole help */
-		assert_true(count_lines(r.err) <= 4);
+		assert_true(lines(r.err) <= 4);
 		assert_string_equal(r.out, "");
 		done(&r);
 	}
