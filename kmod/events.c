@@ -148,7 +148,8 @@ static void print_reason(struct seq_file *seq, const char *r)
 		seq_putc(seq, tolower(*r++));
 }
 
-static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
+static void event_show(struct seq_file *seq, const struct tcptw_event *ev,
+		       u64 seqno)
 {
 	struct timespec64 ts = ns_to_timespec64(ev->time_ns);
 
@@ -178,6 +179,12 @@ static void event_show(struct seq_file *seq, const struct tcptw_event *ev)
 	/* appended tokens (README: new key=value tokens go last) */
 	if (ev->flags & TCPTW_EV_HAS_IDLE)
 		seq_printf(seq, " idle_ms=%u", ev->idle_ms);
+	/*
+	 * The event's number in this netns, from 1, never reused (a reset
+	 * does not restart it): a reader that follows the file sees what it
+	 * missed as a gap.
+	 */
+	seq_printf(seq, " seq=%llu", seqno);
 	seq_putc(seq, '\n');
 }
 
@@ -237,7 +244,7 @@ static int events_show(struct seq_file *seq, void *v)
 
 	/* overwritten since start(): skip rather than show it torn */
 	if (ring_read(st->ring, it->first + seq->index, &ev))
-		event_show(seq, &ev);
+		event_show(seq, &ev, ev.gen);
 	return 0;
 }
 
