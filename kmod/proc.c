@@ -132,7 +132,8 @@ static int control_write(struct file *file, char *buf, size_t size)
 		return -EPERM;
 	if (size && buf[size - 1] == '\n')
 		buf[--size] = '\0';
-	if (strcmp(buf, "reset"))
+	/* the whole write, not a prefix up to an embedded NUL */
+	if (strlen(buf) != size || strcmp(buf, "reset"))
 		return -EINVAL;
 	/* the netns outlives its open /proc files: no RCU needed here */
 	st = rcu_dereference_protected(((struct tcptw_net *)

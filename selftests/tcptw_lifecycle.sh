@@ -194,7 +194,8 @@ test_reset()
 	check_eq "counters unchanged after refused resets" \
 		"$([ "$(counters_text "$srv")" = "$before" ] && echo 1 || echo 0)" 1
 
-	for data in 'foo' 'reset extra' '\n' '' 'resetx' 'reset\n\n'; do
+	for data in 'foo' 'reset extra' '\n' '' 'resetx' 'reset\n\n' \
+		'reset\x00junk' 'reset\x00' 'reset\x00\n'; do
 		r=$(proc_io "$srv" root w "$TCPTW_PROC/control" "$data")
 		check_eq "root writes '$data' -> EINVAL" \
 			"$([ "$r" = EINVAL ] && echo 1 || echo "$r")" 1
