@@ -16,6 +16,7 @@
 #include <linux/tracepoint.h>
 
 #include "probes.h"
+#include "test.h"
 
 static const struct tcptw_probe_set *const sets[] = {
 	&tcptw_tw_probe_set,
@@ -187,9 +188,17 @@ int tcptw_probes_init(void)
 	err = register_module_notifier(&module_nb);
 	if (err)
 		goto err_free;
+	/* test builds only: hold the window open for a module to go live */
+	tcptw_test_delay(tcptw_test_attach_delay_ms);
 	mutex_lock(&probes_lock);
 	for (n = 0; (p = probe_at(n)); n++) {
-		try_attach(p);
+		/*
+		 * The notifier may have attached a module's probes since it
+		 * was registered; registering a live kprobe again would
+		 * clear its address and flags under the kernel's feet.
+		 */
+		if (!p->attached)
+			try_attach(p);
 		attached += p->attached;
 	}
 	mutex_unlock(&probes_lock);
@@ -231,6 +240,24 @@ void tcptw_probes_uninit(void)
 	kp_batch = NULL;
 }
 
+/*
+ * Calls a hook skipped: a kprobe hit while another kprobe ran on that CPU
+ * (kp.nmissed), and for a kretprobe also a call that found no free
+ * instance (nmissed). The handlers update them without a lock.
+ */
+static unsigned long missed(const struct tcptw_probe *p)
+{
+	switch (p->kind) {
+	case TCPTW_KPROBE:
+		return data_race(p->kp->nmissed);
+	case TCPTW_KRETPROBE:
+		return data_race(p->krp->kp.nmissed) +
+		       (unsigned int)data_race(p->krp->nmissed);
+	default:
+		return 0;
+	}
+}
+
 void tcptw_probes_show(struct seq_file *seq)
 {
 	struct tcptw_probe *p;
@@ -245,8 +272,7 @@ void tcptw_probes_show(struct seq_file *seq)
 			seq_puts(seq, "absent");
 		else
 			seq_printf(seq, "error:%d", p->err);
-		seq_printf(seq, "\t%d\n",
-			   p->kind == TCPTW_KRETPROBE ? p->krp->nmissed : 0);
+		seq_printf(seq, "\t%lu\n", missed(p));
 	}
 	mutex_unlock(&probes_lock);
 }

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * The test build's knobs (test.h). Only compiled with TCPTW_TEST=1.
+ */
+#include <linux/moduleparam.h>
+
+#include "test.h"
+
+unsigned int tcptw_test_attach_delay_ms;
+module_param_named(test_attach_delay_ms, tcptw_test_attach_delay_ms, uint,
+		   0444);
+MODULE_PARM_DESC(test_attach_delay_ms,
+		 "test build: ms between the module notifier and the first attach");

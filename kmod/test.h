@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * Knobs that open race windows on purpose, for selftests. They exist only
+ * in a test build (make TCPTW_TEST=1, scripts/build-kmod.sh K DIR
+ * TCPTW_TEST=1); in a normal build every knob is a constant 0 and its
+ * code compiles away.
+ */
+#ifndef _TCPTW_TEST_H
+#define _TCPTW_TEST_H
+
+#include <linux/delay.h>
+
+#ifdef TCPTW_TEST
+/* ms to sleep between the module notifier and the first attach (probes.c) */
+extern unsigned int tcptw_test_attach_delay_ms;
+#else
+#define tcptw_test_attach_delay_ms 0U
+#endif
+
+static inline void tcptw_test_delay(unsigned int ms)
+{
+	if (ms)
+		msleep(ms);
+}
+
+#endif /* _TCPTW_TEST_H */
