@@ -24,6 +24,7 @@
 #include "probes.h"
 #include "table.h"
 #include "tuple.h"
+#include "compat/tp_tcp.h"
 
 /* what a listener hook saw at entry */
 struct listen_ctx {
@@ -359,7 +360,7 @@ static bool rst_idle_ms(const struct sock *sk, u32 *ms)
  * tracepoint tcp:tcp_receive_reset: tcp_reset() on a full socket, called
  * before it changes the socket's state
  */
-static void tp_receive_reset(void *data, struct sock *sk)
+void tcptw_count_rst_received(struct sock *sk)
 {
 	struct tcptw_event ev = { .type = TCPTW_EV_RST_RECEIVED, .age_ms = -1 };
 	struct tcptw_state *st;
@@ -446,7 +447,7 @@ static struct tcptw_probe listen_probes[] = {
 	{ .name = "tcp_send_active_reset", .kind = TCPTW_KPROBE,
 	  .kp = &kp_active_reset },
 	{ .name = "tcp_receive_reset", .kind = TCPTW_TRACEPOINT,
-	  .tp_func = tp_receive_reset },
+	  .tp_func = tcptw_tp_tcp_receive_reset },
 };
 
 static void listen_probes_setup(void)
