@@ -17,7 +17,7 @@ endif
 endif
 
 .PHONY: all kmod userspace selftests check demo examples bench style sparse \
-	install clean deps
+	install clean deps deb
 
 all: kmod userspace selftests
 
@@ -68,6 +68,11 @@ install: all
 ifdef KDIR
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
 endif
+
+# The tcptw-dkms and tcptw Debian packages (dpkg-buildpackage in a copy of
+# the tree), checked with lintian; into .cache/deb/.
+deb:
+	scripts/deb-build.sh
 
 # Not kbuild's clean: with M=$(CURDIR) it deletes every *.ko below the repo,
 # the fetched kernels' modules in .cache/ included.

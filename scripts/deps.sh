@@ -20,6 +20,8 @@ APT_PKGS=(
 	libnetfilter-conntrack-dev libcmocka-dev
 	# style
 	codespell shellcheck
+	# make deb, and the packages' install test in a chroot (deb-test.sh)
+	debhelper dh-dkms lintian debootstrap
 )
 
 log() { echo "deps.sh: $*"; }
