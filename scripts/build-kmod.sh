@@ -134,7 +134,8 @@ else
 	rel=$("$kernels" release "$k")
 	ch=$CACHE/chroots/$suite
 	ensure_chroot "$suite" "$rel"
-	cdir=/build/tcptw-$k
+	# one directory per OUTDIR: the test build must not share objects
+	cdir=/build/tcptw-$k-${out##*/}
 	echo "build-kmod.sh: building for $k in the $suite chroot ($ch$cdir, log $log)" >&2
 	mkdir -p "$ch$cdir"
 	rm -rf "$ch$cdir/kmod"

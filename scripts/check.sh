@@ -182,6 +182,13 @@ for k in "${kernels[@]}"; do
 		failed[$k]=build
 		continue
 	fi
+	# the test build (kmod/test.h knobs) beside it, for the race tests;
+	# run_vm.sh finds it next to $ko's directory, as "<dir>-test"
+	if ! scripts/build-kmod.sh "$k" "$CACHE/build/$k-test" TCPTW_TEST=1 \
+		>/dev/null 2>>"$LOGS/build-kmod-$k.log"; then
+		failed[$k]=build
+		continue
+	fi
 	[ -x selftests/run_vm.sh ] || continue
 	for ((p = 0; p < VM_PARTS; p++)); do
 		part=()

@@ -15,6 +15,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 rc=0
 
 ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
+# the test build (TCPTW_TEST=1) that scripts/check.sh puts beside it
+if [ -z "${TCPTW_TEST_KO:-}" ] && [ -r "$(dirname "$ko")-test/tcptw.ko" ]; then
+	export TCPTW_TEST_KO=$(dirname "$ko")-test/tcptw.ko
+fi
 dmesg_start=$(dmesg | wc -l)
 echo "# run_vm: kernel $(uname -r), module $ko"
 

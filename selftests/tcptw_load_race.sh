@@ -1,0 +1,151 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# A module tcptw hooks (nf_conntrack) going live while tcptw loads.
+#
+#   cli 198.18.2.1 --eth0---eth0-- srv 198.18.2.2:8080
+#                                  nft: ct state established accept
+#
+# tcptw_probes_init() registers its module notifier, then attaches every
+# probe. nf_conntrack going live in between had its kretprobes attached
+# by the notifier and then again by the loop, which cleared the live
+# probe's address and flags and, on 6.1+, freed its rethook (a NULL
+# dereference on the next flow), on 5.10 its instances (every later call
+# missed). The test build's test_attach_delay_ms holds that window open
+# for 3 s (times the kernel's slowness); nf_conntrack is loaded inside it.
+# Asserted: the load waited for nf_conntrack (the window was hit), both
+# conntrack probes attached, each registered once (debugfs kprobes list),
+# 20 connections through conntrack all succeed with 0 calls missed, the
+# reload back to the normal build works, and the kernel log stays clean.
+# Needs the test build ($TCPTW_TEST_KO, scripts/check.sh builds it).
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nft modprobe rmmod insmod
+require_traffic
+require_module
+
+DMESG_START=$(dmesg 2>/dev/null | wc -l)
+CT_PROBES="nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm"
+
+# unload_tree MOD: rmmod MOD after everything that holds it
+unload_tree()
+{
+	local m=$1 h
+
+	[ -d "/sys/module/$m" ] || return 0
+	for h in /sys/module/"$m"/holders/*; do
+		[ -e "$h" ] && { unload_tree "${h##*/}" || return 1; }
+	done
+	rmmod "$m" 2>/dev/null
+}
+
+# kprobes_registered SYMBOL: lines of the kernel's kprobe list for SYMBOL
+kprobes_registered()
+{
+	grep -c " $1+0x" /sys/kernel/debug/kprobes/list 2>/dev/null
+}
+
+restore_module()
+{
+	grep -q '^tcptw ' /proc/modules && rmmod tcptw
+	timeout 120 insmod "$TCPTW_KO"
+}
+
+test_load_race()
+{
+	local name="load race: nf_conntrack goes live while tcptw attaches"
+	local delay ins_pid ins_rc t_mod t_ins p got out i
+
+	test_begin "load race"
+	if [ -z "${TCPTW_TEST_KO:-}" ] || [ ! -r "$TCPTW_TEST_KO" ] ||
+	   [ -z "${TCPTW_KO:-}" ]; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	mountpoint -q /sys/kernel/debug ||
+		mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	if [ ! -r /sys/kernel/debug/kprobes/list ]; then
+		skip_test "no /sys/kernel/debug/kprobes/list"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw || { check_err 1 "rmmod tcptw failed"; log_test "$name"; return; }
+	# namespaces of earlier scripts may still be going away: retry
+	for i in $(seq 50); do
+		unload_tree nf_conntrack && break
+		sleep 0.2
+	done
+	if [ -d /sys/module/nf_conntrack ]; then
+		restore_module
+		skip_test "nf_conntrack still in use: $(ls /sys/module/nf_conntrack/holders | tr '\n' ' ')"
+		log_test "$name"
+		return
+	fi
+
+	delay=$((3000 * ${TCPTW_TIMEOUT_MULT:-1}))
+	insmod "$TCPTW_TEST_KO" test_attach_delay_ms=$delay &
+	ins_pid=$!
+	# pernet (and /proc) come before the notifier and the window
+	busywait 20000 test -r "$TCPTW_PROC/counters" ||
+		check_err 1 "the test build did not create $TCPTW_PROC"
+	modprobe nf_conntrack
+	check_err $? "modprobe nf_conntrack failed"
+	t_mod=$(now_ms)
+	wait "$ins_pid"
+	ins_rc=$?
+	t_ins=$(now_ms)
+	check_eq "insmod of the test build" "$ins_rc" 0
+	diag "nf_conntrack live $((t_ins - t_mod)) ms before insmod returned"
+	# the window was hit only if nf_conntrack was live before the loop
+	check_gt "ms between nf_conntrack live and the end of the load" \
+		$((t_ins - t_mod)) 0
+	for p in $CT_PROBES; do
+		check_eq "$p attached" \
+			"$([ "$(probe_state "$p")" = attached ] && echo 1 || echo 0)" 1
+		got=$(kprobes_registered "${p#*:}")
+		check_eq "$p: kprobes registered" "$got" 1
+	done
+
+	# flows through conntrack: the kretprobes fire on every new one
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.2.1/24 198.18.2.2/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+	printf '%s\n' "table inet t {" "chain in {" \
+		"type filter hook input priority 0; policy accept;" \
+		"ct state established,related accept" "}" "}" |
+		nsx "$srv" nft -f -
+	check_err $? "nft ruleset with ct failed"
+	out=$TMPDIR_T/race
+	server_start "$srv" "$out.server.json" --listen 198.18.2.2:8080 \
+		--count 20 --timeout 60 || check_err 1 "server did not start"
+	timeout 90 "$TRAFFIC" client --connect 198.18.2.2:8080 --count 20 \
+		--netns "$(nspath "$cli")" --timeout 60 >"$out.client.json"
+	bg_wait "$SERVER_PID"
+	check_eq "connections through conntrack ok" \
+		"$(json_get "$out.client.json" ok)" 20
+	for p in $CT_PROBES; do
+		got=$(awk -F'\t' -v n="$p" '$1 == n { print $4 }' \
+			"$TCPTW_PROC/probes")
+		check_eq "$p: calls missed" "$got" 0
+	done
+	cleanup_all_ns
+
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	got=$(dmesg | tail -n +$((DMESG_START + 1)) |
+		grep -cE 'BUG|WARNING|Oops|general protection')
+	check_eq "kernel log lines with BUG/WARNING/Oops" "$got" 0
+	[ "$got" = 0 ] || dmesg | tail -n +$((DMESG_START + 1)) |
+		grep -E -A8 'BUG|WARNING|Oops' | head -n 30 | sed 's/^/#   /'
+	log_test "$name"
+}
+
+ktap_plan 1
+test_load_race
+ktap_finish
