@@ -189,11 +189,17 @@ static void more(struct finding *f, const char *text)
 		 text);
 }
 
-static void caveat(struct diag_result *r, const char *s)
+static void caveat(struct diag_result *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void caveat(struct diag_result *r, const char *fmt, ...)
 {
-	if (r->ncaveats < DIAG_MAX_NOTES)
-		snprintf(r->caveats[r->ncaveats++], sizeof(r->caveats[0]),
-			 "%s", s);
+	va_list ap;
+
+	if (r->ncaveats == DIAG_MAX_NOTES)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->caveats[r->ncaveats++], sizeof(r->caveats[0]), fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -460,7 +466,12 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 	struct finding *f;
 	size_t i;
 
-	if (!ov && !kov && !kdr && !syn)
+	/*
+	 * ListenDrops alone is no evidence: it also counts SYNs and ACKs a
+	 * listener dropped for other reasons (no route, memory, a bad
+	 * cookie), which a busy server sees now and then.
+	 */
+	if (!ov && !kov && !syn)
 		return;
 	f = add(r, "accept_queue",
 		"Listen queue overflow (accept queue or SYN queue full)",
@@ -583,34 +594,40 @@ static uint64_t idle_rsts(const struct diag_input *in)
 	return n;
 }
 
+static const char idle_untold[] =
+	"without tcptw.ko's rst_received_idle histogram, NAT idle resets cannot be told apart";
+
 static void rule_idle(const struct diag_input *in, struct diag_result *r)
 {
 	uint64_t rst = dm(in, "RstReceived"), er = dk(in, "TcpEstabResets");
 	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
 	uint64_t idle = idle_rsts(in);
 	struct finding *f;
+	char nm[48];
 
 	if ((!rst && !er) || ka <= DIAG_NAT_IDLE_S)
 		return;
 	/*
-	 * With the module's histogram, only RSTs that ended a silence are
-	 * evidence: a busy connection reset by its peer is something else.
+	 * Resets are part of normal traffic (a client that gives up, a
+	 * proxy that aborts): only a RST that ended a silence longer than
+	 * a NAT keeps idle flows tells a forgotten flow from the rest, and
+	 * only the module's rst_received_idle histogram measures that
+	 * silence. Without it, say what could not be told apart.
 	 */
-	if (in->module && in->idle_hist && !idle)
+	if (!in->idle_hist) {
+		caveat(r, "%llu connections were reset: %s",
+		       (unsigned long long)(er ? er : rst), idle_untold);
 		return;
-	f = add(r, "nat_idle_reset", in->idle_hist ?
-		"Idle connections reset; keepalive slower than NAT idle timeouts" :
-		"Established connections reset; keepalive slower than NAT idle timeouts",
+	}
+	if (!idle)
+		return;
+	f = add(r, "nat_idle_reset",
+		"Idle connections reset; keepalive slower than NAT idle timeouts",
 		REMEDY_IDLE);
 	if (!f)
 		return;
-	if (in->idle_hist) {
-		char nm[48];
-
-		snprintf(nm, sizeof(nm), "rst_received_idle>=%dms",
-			 DIAG_IDLE_RST_MS);
-		ev_delta(f, in, nm, idle);
-	}
+	snprintf(nm, sizeof(nm), "rst_received_idle>=%dms", DIAG_IDLE_RST_MS);
+	ev_delta(f, in, nm, idle);
 	ev_delta(f, in, "RstReceived", rst);
 	ev_delta(f, in, "TcpEstabResets", er);
 	ev_delta(f, in, "conntrack invalid", dc(in, "invalid"));
@@ -625,6 +642,8 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 void diagnose_run(const struct diag_input *in, struct diag_result *r)
 {
 	memset(r, 0, sizeof(*r));
+	if (!in->module)
+		caveat(r, "%s", "tcptw.ko not loaded: only kernel MIBs were checked");
 	rule_paws(in, r);
 	rule_seq(in, r);
 	rule_ports(in, r);
@@ -632,10 +651,8 @@ void diagnose_run(const struct diag_input *in, struct diag_result *r)
 	rule_listen(in, r);
 	rule_conntrack(in, r);
 	rule_idle(in, r);
-	if (!in->module)
-		caveat(r, "tcptw.ko not loaded: only kernel MIBs were checked");
 	if (!in->census)
-		caveat(r, "no socket census: port-range share not checked");
+		caveat(r, "%s", "no socket census: port-range share not checked");
 	if (!in->ct)
-		caveat(r, "no conntrack statistics");
+		caveat(r, "%s", "no conntrack statistics");
 }

@@ -51,7 +51,7 @@ struct evidence {
 
 #define DIAG_MAX_EV 16
 #define DIAG_MAX_PEERS 8
-#define DIAG_MAX_NOTES 4
+#define DIAG_MAX_NOTES 5
 #define DIAG_MAX 12
 
 struct finding {
@@ -70,7 +70,7 @@ struct finding {
 struct diag_result {
 	struct finding f[DIAG_MAX];
 	int n;
-	char caveats[DIAG_MAX_NOTES][200];	/* what could not be checked */
+	char caveats[DIAG_MAX_NOTES][240];	/* what could not be checked */
 	int ncaveats;
 };
 
