@@ -18,6 +18,7 @@
 #include <linux/tracepoint.h>
 #include <net/tcp.h>
 #include <net/inet_connection_sock.h>
+#include <net/sock_reuseport.h>
 
 #include "mib.h"
 #include "pernet.h"
@@ -57,15 +58,54 @@ static unsigned long listen_delta(const struct listen_ctx *c, int idx,
 	return tcptw_mib_linux(c->net, c->cpu, idx) - c->mib[i];
 }
 
-/* One listener decision: counters, the listener's row, an event. */
+/*
+ * The queue of @sk as its row shows it: for a socket in an SO_REUSEPORT
+ * group, the sums over the group's listening sockets (socks[0..num_socks);
+ * closed ones follow them since v5.14), which share the row. Under RCU:
+ * the group and TCP listeners (SOCK_RCU_FREE) are freed after a grace
+ * period.
+ */
+static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
+{
+	const struct sock_reuseport *reuse;
+	const struct sock *s;
+	unsigned int i, n;
+
+	reuse = rcu_dereference(sk->sk_reuseport_cb);
+	if (!reuse) {
+		*backlog = READ_ONCE(sk->sk_ack_backlog);
+		*max = READ_ONCE(sk->sk_max_ack_backlog);
+		return;
+	}
+	*backlog = 0;
+	*max = 0;
+	n = min_t(unsigned int, READ_ONCE(reuse->num_socks), reuse->max_socks);
+	for (i = 0; i < n; i++) {
+		s = READ_ONCE(reuse->socks[i]);
+		if (!s)
+			continue;
+		*backlog += READ_ONCE(s->sk_ack_backlog);
+		*max += READ_ONCE(s->sk_max_ack_backlog);
+	}
+}
+
+/*
+ * One listener decision: counters, the listener's row, an event. The row
+ * is the listening socket's, keyed by the address and port it is bound
+ * to (0.0.0.0 or :: for a wildcard one, whichever local address the SYN
+ * was sent to); an SO_REUSEPORT group binds them all alike, so it shares
+ * one row.
+ */
 static void listen_count(struct tcptw_state *st, struct listen_ctx *c,
 			 enum tcptw_listener_col col, u8 type, u8 reason)
 {
 	const struct sock *sk = c->listener;
+	u32 backlog, max;
 
-	tcptw_table_inc(st->listeners, c->ev.t.family, &c->ev.t.daddr,
-			c->ev.t.dport, col, READ_ONCE(sk->sk_ack_backlog),
-			READ_ONCE(sk->sk_max_ack_backlog));
+	listen_gauges(sk, &backlog, &max);
+	tcptw_table_inc(st->listeners, sk->sk_family,
+			tcptw_compat_sk_bound_addr(sk),
+			inet_sk(sk)->inet_sport, col, backlog, max);
 	c->ev.type = type;
 	c->ev.reason = reason;
 	tcptw_emit(st, &c->ev);

@@ -318,7 +318,131 @@ test_cookie_ack_overflow()
 	log_test "$name"
 }
 
-ktap_plan 7
+# Listener rows are the listening socket's: a wildcard listener reached on
+# 12 local addresses is one row (it was one per destination address), and
+# an SO_REUSEPORT group is one row whose queue gauges are the group's sums.
+WILD_PORT=8090
+RP_PORT=8091
+
+test_wildcard_row()
+{
+	local name="listen: one row for a 0.0.0.0 listener reached on 12 addresses"
+	local i a addrs=() ovf mod rows row
+
+	test_begin "$name"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "tcptw not loaded"
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	for i in $(seq 10 21); do
+		addrs+=("198.18.0.$i")
+		nsx "$srv" ip addr add "198.18.0.$i/24" dev eth0
+	done
+	server_start "$srv" "$TMPDIR_T/wild.srv" --listen 0.0.0.0:$WILD_PORT \
+		--no-accept --backlog 1 --timeout 60 ||
+		{ check_err 1 "server did not start"; log_test "$name"; return; }
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	for a in "${addrs[@]}"; do
+		timeout 30 ip netns exec "$cli" "$PY" "$SOCK" burst "$a" \
+			$WILD_PORT 3 1 1 >/dev/null
+	done
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	mod=$(d s_tw_ListenOverflow)
+	rows=$(nsx "$srv" cat "$TCPTW_PROC/listeners" |
+		awk -v p=$WILD_PORT '$2 == p' | grep -c .)
+	row=$(listener_row "$srv" 0.0.0.0 $WILD_PORT)
+	diag "srv ListenOverflows=$ovf ListenOverflow=$mod row: ${row:--}"
+	check_gt "srv TcpExt ListenOverflows" "$ovf" 10
+	check_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+	check_eq "listeners rows for port $WILD_PORT" "$rows" 1
+	check_eq "row 0.0.0.0 $WILD_PORT overflow_syn + overflow_ack" \
+		"$(echo "$row" | awk 'NF { print $5 + $6 }')" "$mod"
+	check_eq "row max_backlog" "$(echo "$row" | awk '{ print $4 }')" 1
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# two SO_REUSEPORT sockets on one address and port, listen(1) each, never
+# accepting, for $1 seconds
+REUSEPORT_PY='import socket, sys, time
+socks = []
+for _ in range(2):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    s.bind((sys.argv[1], int(sys.argv[2])))
+    s.listen(1)
+    socks.append(s)
+print("listening", flush=True)
+time.sleep(float(sys.argv[3]))'
+
+test_reuseport_row()
+{
+	local name="listen: an SO_REUSEPORT group is one row with the group's queues"
+	local out=$TMPDIR_T/rp ovf mod rows row q
+
+	test_begin "$name"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "tcptw not loaded"
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	bg_start "$out.srv" ip netns exec "$srv" "$PY" -c "$REUSEPORT_PY" \
+		$SRV $RP_PORT 30
+	SERVER_PID=$BG_PID
+	busywait 30000 grep -q listening "$out.srv" ||
+		{ check_err 1 "reuseport listeners did not start"; log_test "$name"; return; }
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	# 16 connects: each socket's queue (2) fills but with odds of 2^-11
+	timeout 30 ip netns exec "$cli" "$PY" "$SOCK" burst $SRV $RP_PORT 16 5 3 \
+		>"$out.burst"
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	# Recv-Q and Send-Q of a listener: its queue and backlog, summed
+	q=$(nsx "$srv" ss -Hltn "sport = :$RP_PORT" |
+		awk '{ n++; r += $2; s += $3 } END { print n + 0, r + 0, s + 0 }')
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	mod=$(d s_tw_ListenOverflow)
+	rows=$(nsx "$srv" cat "$TCPTW_PROC/listeners" |
+		awk -v p=$RP_PORT '$2 == p' | grep -c .)
+	row=$(listener_row "$srv" $SRV $RP_PORT)
+	diag "burst: $(cat "$out.burst"); ss: sockets, queued, backlogs: $q"
+	diag "srv ListenOverflows=$ovf ListenOverflow=$mod row: ${row:--}"
+	check_eq "listening sockets in the group" "${q%% *}" 2
+	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
+	check_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+	check_eq "listeners rows for port $RP_PORT" "$rows" 1
+	check_eq "row overflow_syn + overflow_ack" \
+		"$(echo "$row" | awk 'NF { print $5 + $6 }')" "$mod"
+	check_eq "row backlog == the group's queued connections" \
+		"$(echo "$row" | awk '{ print $3 }')" "$(echo "$q" | awk '{ print $2 }')"
+	check_eq "row max_backlog == the group's backlogs" \
+		"$(echo "$row" | awk '{ print $4 }')" "$(echo "$q" | awk '{ print $3 }')"
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 9
 test_accept_overflow 0
 test_accept_overflow 1
 test_accept_overflow 2
@@ -326,4 +450,6 @@ test_accept_control
 test_syn_queue 0
 test_syn_queue 1
 test_cookie_ack_overflow
+test_wildcard_row
+test_reuseport_row
 ktap_finish

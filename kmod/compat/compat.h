@@ -80,6 +80,17 @@ static inline bool tcptw_compat_tw_reuse_checks_fin_wait2(void)
 #endif
 }
 
+/* the local address @sk is bound to (IPv4 in the first word) */
+static inline const void *tcptw_compat_sk_bound_addr(const struct sock *sk)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	/* skc_v6_rcv_saddr exists only with IPv6 built in */
+	if (sk->sk_family == AF_INET6)
+		return &sk->sk_v6_rcv_saddr;
+#endif
+	return &sk->sk_rcv_saddr;
+}
+
 /*
  * Why the kernel sent a RST, as an index into its own reason list plus one
  * (0: the kernel gives none), and that reason's name. @regs are the
