@@ -13,7 +13,6 @@
 #include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/seq_file.h>
-#include <linux/vmalloc.h>
 #include <linux/proc_fs.h>
 #include <linux/capability.h>
 #include <linux/time64.h>
@@ -22,6 +21,7 @@
 
 #include "pernet.h"
 #include "events.h"
+#include "mem.h"
 
 unsigned int tcptw_event_ring_size = 1024;
 module_param_named(event_ring_size, tcptw_event_ring_size, uint, 0444);
@@ -52,34 +52,44 @@ static const char * const event_names[TCPTW_NR_EVENTS] = {
 	[TCPTW_EV_RST_RECEIVED] = "rst_received",
 };
 
-struct tcptw_ring *tcptw_ring_alloc(void)
+struct tcptw_ring *tcptw_ring_alloc(u8 *state)
 {
 	unsigned int n = clamp(tcptw_event_ring_size, 16U, 1U << 20);
 	struct tcptw_ring *ring;
+	size_t bytes;
 
 	n = roundup_pow_of_two(n);
-	ring = vzalloc(struct_size(ring, ev, n));
+	bytes = struct_size(ring, ev, n);
+	ring = tcptw_mem_alloc(bytes, state);
 	if (!ring)
 		return NULL;
 	ring->mask = n - 1;
+	ring->bytes = bytes;
 	return ring;
 }
 
 void tcptw_ring_free(struct tcptw_ring *ring)
 {
-	vfree(ring);
+	if (ring)
+		tcptw_mem_free(ring, ring->bytes);
 }
 
 void tcptw_ring_reset(struct tcptw_ring *ring)
 {
-	WRITE_ONCE(ring->tail, atomic64_read(&ring->head));
+	if (ring)
+		WRITE_ONCE(ring->tail, atomic64_read(&ring->head));
 }
 
 void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 {
-	u64 idx = atomic64_inc_return(&ring->head) - 1;
-	struct tcptw_event *slot = &ring->ev[idx & ring->mask];
-	u64 old = READ_ONCE(slot->gen);
+	u64 idx, old;
+	struct tcptw_event *slot;
+
+	if (!ring)
+		return;		/* no ring in this netns (status file) */
+	idx = atomic64_inc_return(&ring->head) - 1;
+	slot = &ring->ev[idx & ring->mask];
+	old = READ_ONCE(slot->gen);
 
 	/*
 	 * Claim the slot. A writer still in it (preempted, or interrupted,
@@ -90,15 +100,20 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 	if ((old & TCPTW_GEN_BUSY) || old > idx ||
 	    cmpxchg64(&slot->gen, old, (idx + 1) | TCPTW_GEN_BUSY) != old)
 		return;
-	slot->time_ns = ev->time_ns;
-	slot->t = ev->t;
-	slot->age_ms = ev->age_ms;
-	slot->tsval = ev->tsval;
-	slot->ts_recent = ev->ts_recent;
-	slot->idle_ms = ev->idle_ms;
-	slot->type = ev->type;
-	slot->flags = ev->flags;
-	slot->reason = ev->reason;
+	/*
+	 * A reader may copy the slot meanwhile (ring_read() discards such a
+	 * copy by its generation): the payload stores are data races by
+	 * design.
+	 */
+	data_race(slot->time_ns = ev->time_ns);
+	data_race(slot->t = ev->t);
+	data_race(slot->age_ms = ev->age_ms);
+	data_race(slot->tsval = ev->tsval);
+	data_race(slot->ts_recent = ev->ts_recent);
+	data_race(slot->idle_ms = ev->idle_ms);
+	data_race(slot->type = ev->type);
+	data_race(slot->flags = ev->flags);
+	data_race(slot->reason = ev->reason);
 	/* pairs with ring_read(): the payload is complete before gen */
 	smp_wmb();
 	WRITE_ONCE(slot->gen, idx + 1);
@@ -112,7 +127,8 @@ static bool ring_read(struct tcptw_ring *ring, u64 idx, struct tcptw_event *out)
 		return false;
 	/* pairs with the second smp_wmb() in tcptw_ring_push() */
 	smp_rmb();
-	*out = *slot;
+	/* racy by design: the generation check below discards a torn copy */
+	data_race(*out = *slot);
 	/* pairs with the first: a rewrite started during the copy shows */
 	smp_rmb();
 	return READ_ONCE(slot->gen) == idx + 1;
@@ -208,7 +224,7 @@ static void *events_start(struct seq_file *seq, loff_t *pos)
 	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
 		return ERR_PTR(-EPERM);
 	st = tcptw_state(net);
-	if (!st)
+	if (!st || !st->ring)
 		return NULL;
 	if (*pos == 0) {
 		head = atomic64_read(&st->ring->head);

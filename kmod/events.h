@@ -80,12 +80,14 @@ struct tcptw_ring {
 	atomic64_t head;	/* next index to reserve */
 	u64 tail;		/* first index still shown (reset moves it) */
 	u32 mask;
+	size_t bytes;		/* as allocated (mem.c) */
 	struct tcptw_event ev[];
 };
 
 extern unsigned int tcptw_event_ring_size;
 
-struct tcptw_ring *tcptw_ring_alloc(void);
+/* NULL (*state says why: enum tcptw_mem_state) leaves events out */
+struct tcptw_ring *tcptw_ring_alloc(u8 *state);
 void tcptw_ring_free(struct tcptw_ring *ring);
 void tcptw_ring_reset(struct tcptw_ring *ring);
 void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev);

@@ -7,6 +7,7 @@
  */
 #include <linux/module.h>
 
+#include "mem.h"
 #include "pernet.h"
 #include "probes.h"
 
@@ -14,6 +15,7 @@ static int __init tcptw_init(void)
 {
 	int err;
 
+	tcptw_mem_init();
 	/* state and /proc first: probes may fire as soon as they attach */
 	err = tcptw_pernet_init();
 	if (err)

@@ -85,35 +85,41 @@ static void state_free_rcu(struct rcu_head *head)
 	state_free(container_of(head, struct tcptw_state, rcu));
 }
 
+/*
+ * Never fails: tcptw must not make namespace creation fail. Everything is
+ * charged to the creating task's memory cgroup. Without the state itself
+ * (a few hundred bytes and the per-CPU counters) the namespace is not
+ * tracked (and has no /proc/net/tcptw); without its ring or a table it
+ * still counts, and its status file says which part is missing and why.
+ */
 static int __net_init tcptw_net_init(struct net *net)
 {
 	struct tcptw_net *tn = net_generic(net, tcptw_net_id);
 	struct tcptw_state *st;
-	int err = -ENOMEM;
 
-	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!st)
-		return -ENOMEM;
+		goto untracked;
 	mutex_init(&st->reset_lock);
-	st->pcpu = alloc_percpu(struct tcptw_pcpu);
+	st->pcpu = alloc_percpu_gfp(struct tcptw_pcpu,
+				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!st->pcpu)
 		goto err_free_state;
-	st->ring = tcptw_ring_alloc();
-	if (!st->ring)
-		goto err_free_state;
-	st->peers = tcptw_table_alloc(tcptw_peer_table_size);
-	st->listeners = tcptw_table_alloc(tcptw_listener_table_size);
-	if (!st->peers || !st->listeners)
-		goto err_free_state;
-	err = tcptw_proc_net_init(net);
-	if (err)
+	st->ring = tcptw_ring_alloc(&st->ring_state);
+	st->peers = tcptw_table_alloc(tcptw_peer_table_size,
+				      &st->peers_state);
+	st->listeners = tcptw_table_alloc(tcptw_listener_table_size,
+					  &st->listeners_state);
+	if (tcptw_proc_net_init(net))
 		goto err_free_state;
 	rcu_assign_pointer(tn->state, st);
 	return 0;
 
 err_free_state:
 	state_free(st);
-	return err;
+untracked:
+	pr_warn_ratelimited("out of memory: a new netns is not tracked\n");
+	return 0;
 }
 
 static void __net_exit tcptw_net_exit(struct net *net)

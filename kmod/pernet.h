@@ -37,6 +37,10 @@ struct tcptw_state {
 	struct tcptw_ring *ring;
 	struct tcptw_table *peers;
 	struct tcptw_table *listeners;
+	/* enum tcptw_mem_state of the three above (NULL unless ok) */
+	u8 ring_state;
+	u8 peers_state;
+	u8 listeners_state;
 	struct rcu_head rcu;
 };
 

@@ -15,6 +15,7 @@
 #include "table.h"
 #include "probes.h"
 #include "proc.h"
+#include "mem.h"
 
 const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_TW_CREATED] = "TwCreated",
@@ -105,6 +106,46 @@ static int hist_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+static void status_row(struct seq_file *seq, const char *part, u8 state,
+		       unsigned long entries, unsigned long bytes)
+{
+	seq_printf(seq, "%s\t%s\t%lu\t%lu\n", part,
+		   tcptw_mem_state_names[state], entries, bytes);
+}
+
+/*
+ * What this netns got: a header, then one row per part (its state: ok,
+ * budget or nomem; entries; bytes charged), then the module-wide budget
+ * of the rings and tables (rows "all_netns" and "budget").
+ */
+static int status_show(struct seq_file *seq, void *v)
+{
+	struct net *net = seq_file_single_net(seq);
+	struct tcptw_state *st;
+
+	seq_puts(seq, "part\tstate\tentries\tbytes\n");
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (st) {
+		status_row(seq, "counters", TCPTW_MEM_OK, TCPTW_NR_SLOTS,
+			   sizeof(struct tcptw_pcpu) * num_possible_cpus() +
+			   sizeof(*st));
+		status_row(seq, "events", st->ring_state,
+			   st->ring ? st->ring->mask + 1 : 0,
+			   st->ring ? st->ring->bytes : 0);
+		status_row(seq, "peers", st->peers_state,
+			   tcptw_table_rows(st->peers),
+			   tcptw_table_bytes(st->peers));
+		status_row(seq, "listeners", st->listeners_state,
+			   tcptw_table_rows(st->listeners),
+			   tcptw_table_bytes(st->listeners));
+	}
+	rcu_read_unlock();
+	status_row(seq, "all_netns", TCPTW_MEM_OK, 0, tcptw_mem_used());
+	status_row(seq, "budget", TCPTW_MEM_OK, 0, tcptw_mem_max());
+	return 0;
+}
+
 static int probes_show(struct seq_file *seq, void *v)
 {
 	tcptw_probes_show(seq);
@@ -159,6 +200,7 @@ int tcptw_proc_net_init(struct net *net)
 	    tcptw_listeners_proc_init(dir) ||
 	    !proc_create_net_single("hist", 0444, dir, hist_show, NULL) ||
 	    !proc_create_net_single("probes", 0444, dir, probes_show, NULL) ||
+	    !proc_create_net_single("status", 0444, dir, status_show, NULL) ||
 	    !proc_create_net_single_write("control", 0222, dir, control_show,
 					  control_write, NULL)) {
 		remove_proc_subtree("tcptw", net->proc_net);

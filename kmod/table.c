@@ -23,9 +23,10 @@
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
-#include <linux/vmalloc.h>
+#include <linux/random.h>
 
 #include "table.h"
+#include "mem.h"
 
 #define TABLE_WAYS 8U
 
@@ -49,20 +50,30 @@ struct table_bucket {
 
 struct tcptw_table {
 	unsigned int nbuckets;
+	/*
+	 * Random per table: with a fixed seed a remote peer could pick
+	 * addresses that share one bucket and so evict chosen rows.
+	 */
+	u32 seed;
+	size_t bytes;		/* as allocated (mem.c) */
 	struct table_bucket b[];
 };
 
-struct tcptw_table *tcptw_table_alloc(unsigned int size)
+struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 {
 	unsigned int n = clamp(size, TABLE_WAYS, 65536U);
 	struct tcptw_table *tbl;
 	unsigned int i;
+	size_t bytes;
 
 	n = roundup_pow_of_two(n) / TABLE_WAYS;
-	tbl = vzalloc(struct_size(tbl, b, n));
+	bytes = struct_size(tbl, b, n);
+	tbl = tcptw_mem_alloc(bytes, state);
 	if (!tbl)
 		return NULL;
 	tbl->nbuckets = n;
+	tbl->seed = get_random_u32();
+	tbl->bytes = bytes;
 	for (i = 0; i < n; i++)
 		spin_lock_init(&tbl->b[i].lock);
 	return tbl;
@@ -70,7 +81,18 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size)
 
 void tcptw_table_free(struct tcptw_table *tbl)
 {
-	vfree(tbl);
+	if (tbl)
+		tcptw_mem_free(tbl, tbl->bytes);
+}
+
+unsigned int tcptw_table_rows(const struct tcptw_table *tbl)
+{
+	return tbl ? tbl->nbuckets * TABLE_WAYS : 0;
+}
+
+size_t tcptw_table_bytes(const struct tcptw_table *tbl)
+{
+	return tbl ? tbl->bytes : 0;
 }
 
 /* under the bucket lock: readers without it see an odd seq meanwhile */
@@ -92,8 +114,8 @@ static void row_clear(struct table_row *r)
 	unsigned int c;
 
 	WRITE_ONCE(r->used, false);
-	r->family = 0;
-	r->port = 0;
+	WRITE_ONCE(r->family, 0);
+	WRITE_ONCE(r->port, 0);
 	memset(&r->addr, 0, sizeof(r->addr));
 	WRITE_ONCE(r->last, 0);
 	for (c = 0; c < TCPTW_TABLE_COLS; c++) {
@@ -110,7 +132,7 @@ void tcptw_table_reset(struct tcptw_table *tbl)
 	unsigned long flags;
 	unsigned int i, j;
 
-	for (i = 0; i < tbl->nbuckets; i++) {
+	for (i = 0; tbl && i < tbl->nbuckets; i++) {
 		b = &tbl->b[i];
 		spin_lock_irqsave(&b->lock, flags);
 		for (j = 0; j < TABLE_WAYS; j++) {
@@ -130,9 +152,10 @@ struct table_key {
 
 static bool row_matches(const struct table_row *r, const struct table_key *k)
 {
+	/* lock-free readers recheck seq: a key rewritten meanwhile is ignored */
 	return READ_ONCE(r->used) && READ_ONCE(r->port) == k->port &&
 	       READ_ONCE(r->family) == k->family &&
-	       !memcmp(&r->addr, &k->addr, sizeof(k->addr));
+	       !data_race(memcmp(&r->addr, &k->addr, sizeof(k->addr)));
 }
 
 /* The row of @k in @b, without the lock; NULL if none (or being rewritten). */
@@ -178,10 +201,12 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	unsigned long flags;
 	unsigned int i;
 
+	if (!tbl)
+		return;		/* no table in this netns (status file) */
 	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS))
 		return;
 	memcpy(&key.addr, addr, family == AF_INET6 ? 16 : 4);
-	b = &tbl->b[jhash(&key, sizeof(key), 0) & (tbl->nbuckets - 1)];
+	b = &tbl->b[jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1)];
 
 	r = row_find(b, &key);
 	if (r) {
@@ -206,8 +231,8 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	row_rewrite_begin(r);
 	row_clear(r);
 	r->addr = key.addr;
-	r->port = port;
-	r->family = family;
+	WRITE_ONCE(r->port, port);
+	WRITE_ONCE(r->family, family);
 	WRITE_ONCE(r->used, true);
 	row_rewrite_end(r);
 found:
@@ -220,6 +245,7 @@ static void row_copy(struct tcptw_row *out, const struct table_row *r)
 {
 	unsigned int c;
 
+	/* the key under the bucket lock; the rest may move meanwhile */
 	out->addr = r->addr;
 	out->port = r->port;
 	out->family = r->family;
@@ -242,7 +268,7 @@ void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 	unsigned long flags;
 	unsigned int i, j;
 
-	for (i = 0; i < tbl->nbuckets; i++) {
+	for (i = 0; tbl && i < tbl->nbuckets; i++) {
 		b = &tbl->b[i];
 		for (j = 0; j < TABLE_WAYS; j++) {
 			/* the lock keeps the key whole while it is copied */

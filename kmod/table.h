@@ -30,9 +30,15 @@ struct tcptw_row {
 	u32 gauge[2];		/* last values given with an update */
 };
 
-/* @size rows (rounded up to a power of two, at least one bucket) */
-struct tcptw_table *tcptw_table_alloc(unsigned int size);
+/*
+ * @size rows (rounded up to a power of two, at least one bucket); NULL
+ * (*state says why: enum tcptw_mem_state) leaves the table out. Every
+ * function below accepts a NULL table and does nothing with it.
+ */
+struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state);
 void tcptw_table_free(struct tcptw_table *tbl);
+unsigned int tcptw_table_rows(const struct tcptw_table *tbl);
+size_t tcptw_table_bytes(const struct tcptw_table *tbl);
 void tcptw_table_reset(struct tcptw_table *tbl);
 /*
  * Count column @col for endpoint @family/@addr/@port (network order) and
