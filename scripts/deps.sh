@@ -16,7 +16,7 @@ APT_PKGS=(
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
 	clang libclang-rt-14-dev xz-utils
 	# userspace CLI and its unit tests
-	libnl-3-dev libnl-genl-3-dev libnl-route-3-dev libnl-idiag-3-dev
+	libmnl-dev libnl-3-dev libnl-genl-3-dev libnl-route-3-dev libnl-idiag-3-dev
 	libnetfilter-conntrack-dev libcmocka-dev
 	# style
 	codespell shellcheck

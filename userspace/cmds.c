@@ -42,6 +42,20 @@ bool sleep_interruptible(double secs)
 	return !tcptw_stop;
 }
 
+bool sleep_until(double deadline)
+{
+	struct timespec ts = {
+		.tv_sec = (time_t)deadline,
+		.tv_nsec = (long)((deadline - (time_t)deadline) * 1e9),
+	};
+
+	while (!tcptw_stop &&
+	       clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) ==
+	       EINTR)
+		;
+	return !tcptw_stop;
+}
+
 int fail(const char *what, int err)
 {
 	fprintf(stderr, "tcptw: %s: %s\n", what, strerror(err < 0 ? -err :
@@ -213,7 +227,7 @@ int cmd_watch(const struct opts *opt)
 	const struct ctrset none = { 0 };
 	struct snapshot prev, cur;
 	long n = 0;
-	double secs;
+	double secs, next;
 	struct out o;
 	char tbuf[32];
 	time_t t;
@@ -228,7 +242,17 @@ int cmd_watch(const struct opts *opt)
 	if (!prev.module && !opt->json)
 		printf("note: %s; watching kernel MIBs and conntrack only\n",
 		       module_hint());
-	while (sleep_interruptible(opt->interval)) {
+	/*
+	 * Sample on a fixed grid from the first sample, not a sleep after
+	 * each one: a slow census (100k sockets) must not stretch the
+	 * period. A sample that overran a tick skips it; secs says so.
+	 */
+	next = prev.mono;
+	for (;;) {
+		next = tick_next(next, snapshot_clock(CLOCK_MONOTONIC),
+				 opt->interval);
+		if (!sleep_until(next))
+			break;
 		snapshot_take(&cur, SNAP_CT | SNAP_CENSUS);
 		secs = cur.mono - prev.mono;
 		if (ctr_diff(&prev.mod, &cur.mod, secs, &dm) ||
@@ -318,8 +342,9 @@ int cmd_sockets(const struct opts *opt)
 
 	snapshot_take(&s, SNAP_CENSUS);
 	if (s.census_err) {
-		fprintf(stderr, "tcptw: sock_diag dump: %s\n",
-			s.census.why ? s.census.why : strerror(-s.census_err));
+		fprintf(stderr, "tcptw: %s: %s\n",
+			s.census.why ? s.census.why : "sock_diag dump",
+			strerror(-s.census_err));
 		snapshot_free(&s);
 		return EXIT_RUNTIME;
 	}

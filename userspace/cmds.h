@@ -46,6 +46,8 @@ extern atomic_int tcptw_stop;
 void install_stop_handlers(void);
 /* Sleep up to @secs; false if interrupted by SIGINT/SIGTERM. */
 bool sleep_interruptible(double secs);
+/* Sleep until CLOCK_MONOTONIC reads @deadline; false if interrupted. */
+bool sleep_until(double deadline);
 int fail(const char *what, int err);
 void module_note(struct out *o, const struct snapshot *s);
 const char *module_hint(void);

@@ -4,13 +4,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <time.h>
+#include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <netlink/netlink.h>
-#include <netlink/addr.h>
-#include <netlink/cache.h>
-#include <netlink/errno.h>
-#include <netlink/idiag/idiagnl.h>
-#include <netlink/idiag/msg.h>
+#include <libmnl/libmnl.h>
+#include <linux/inet_diag.h>
+#include <linux/sock_diag.h>
 
 #include "nl.h"
 
@@ -48,15 +48,64 @@ static enum census_state map_state(int st)
 	}
 }
 
+/* FNV-1a over the address string and the port */
+static uint32_t ep_hash(const char *addr, uint16_t port)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *addr; addr++)
+		h = (h ^ (unsigned char)*addr) * 16777619u;
+	h = (h ^ (port & 0xff)) * 16777619u;
+	return (h ^ (port >> 8)) * 16777619u;
+}
+
+static void ix_insert(struct census_index *ix, const struct census_ep *v,
+		      size_t i)
+{
+	size_t s = ep_hash(v[i].addr, v[i].port) & ix->mask;
+
+	while (ix->slot[s])
+		s = (s + 1) & ix->mask;
+	ix->slot[s] = i + 1;
+}
+
+/* Slots for at least twice @n entries, refilled from @v[0..n). */
+static int ix_rebuild(struct census_index *ix, const struct census_ep *v,
+		      size_t n)
+{
+	size_t slots = 64, i;
+
+	while (slots < 2 * (n + 1))
+		slots *= 2;
+	free(ix->slot);
+	ix->slot = calloc(slots, sizeof(*ix->slot));
+	if (!ix->slot) {
+		ix->mask = 0;
+		return -ENOMEM;
+	}
+	ix->mask = slots - 1;
+	for (i = 0; i < n; i++)
+		ix_insert(ix, v, i);
+	return 0;
+}
+
 static struct census_ep *ep_get(struct census_ep **v, size_t *n,
-				const char *addr, uint16_t port)
+				struct census_index *ix, const char *addr,
+				uint16_t port)
 {
 	struct census_ep *nv;
-	size_t i;
+	size_t s;
 
-	for (i = 0; i < *n; i++)
-		if ((*v)[i].port == port && !strcmp((*v)[i].addr, addr))
-			return &(*v)[i];
+	/* kept at most half full, so a probe ends at a free slot */
+	if ((!ix->slot || 2 * (*n + 1) > ix->mask + 1) &&
+	    ix_rebuild(ix, *v, *n))
+		return NULL;
+	for (s = ep_hash(addr, port) & ix->mask; ix->slot[s];
+	     s = (s + 1) & ix->mask) {
+		nv = &(*v)[ix->slot[s] - 1];
+		if (nv->port == port && !strcmp(nv->addr, addr))
+			return nv;
+	}
 	/* grow by doubling: n is a power of two whenever it is full */
 	if (!(*n & (*n - 1))) {
 		nv = realloc(*v, (*n ? *n * 2 : 16) * sizeof(*nv));
@@ -64,10 +113,11 @@ static struct census_ep *ep_get(struct census_ep **v, size_t *n,
 			return NULL;
 		*v = nv;
 	}
-	nv = &(*v)[(*n)++];
+	nv = &(*v)[*n];
 	memset(nv, 0, sizeof(*nv));
 	snprintf(nv->addr, sizeof(nv->addr), "%s", addr);
 	nv->port = port;
+	ix->slot[s] = ++*n;
 	return nv;
 }
 
@@ -80,7 +130,7 @@ int census_add(struct census *c, int tcp_state, uint16_t lport,
 	if (tcp_state == TCP_LISTEN || tcp_state == TCP_CLOSE)
 		return 0;
 	c->total[s]++;
-	ep = ep_get(&c->remote, &c->nremote, raddr, rport);
+	ep = ep_get(&c->remote, &c->nremote, &c->rix, raddr, rport);
 	if (!ep)
 		return -ENOMEM;
 	ep->n[s]++;
@@ -89,7 +139,7 @@ int census_add(struct census *c, int tcp_state, uint16_t lport,
 		ep->ephemeral++;
 		return 0;
 	}
-	ep = ep_get(&c->local, &c->nlocal, "*", lport);
+	ep = ep_get(&c->local, &c->nlocal, &c->lix, "*", lport);
 	if (!ep)
 		return -ENOMEM;
 	ep->n[s]++;
@@ -115,6 +165,11 @@ static int ep_cmp(const void *a, const void *b)
 
 void census_sort(struct census *c)
 {
+	/* the order changes: a later census_add() rebuilds the indexes */
+	free(c->rix.slot);
+	free(c->lix.slot);
+	c->rix.slot = NULL;
+	c->lix.slot = NULL;
 	if (c->nremote)
 		qsort(c->remote, c->nremote, sizeof(*c->remote), ep_cmp);
 	if (c->nlocal)
@@ -132,6 +187,10 @@ void census_free(struct census *c)
 {
 	free(c->remote);
 	free(c->local);
+	free(c->rix.slot);
+	free(c->lix.slot);
+	c->rix.slot = NULL;
+	c->lix.slot = NULL;
 	c->remote = NULL;
 	c->local = NULL;
 	c->nremote = 0;
@@ -143,61 +202,96 @@ struct walk {
 	int err;
 };
 
-/*
- * libnl-idiag (3.7) stores idiag_sport/dport as they came in struct
- * inet_diag_sockid, in network byte order, and its getters return them
- * unconverted (checked against ss on this host), hence ntohs().
- */
-static void walk_one(struct nl_object *obj, void *arg)
+/* One inet_diag_msg of the dump: into the census, nothing kept. */
+static int dump_cb(const struct nlmsghdr *nlh, void *arg)
 {
-	struct idiagnl_msg *m = (struct idiagnl_msg *)obj;
+	const struct inet_diag_msg *m = mnl_nlmsg_get_payload(nlh);
 	struct walk *w = arg;
-	struct nl_addr *dst;
-	char addr[64];
+	char addr[INET6_ADDRSTRLEN];
 	int err;
 
-	dst = idiagnl_msg_get_dst(m);
-	if (!dst || !nl_addr2str(dst, addr, sizeof(addr)))
-		return;
-	err = census_add(w->c, idiagnl_msg_get_state(m),
-			 ntohs(idiagnl_msg_get_sport(m)), addr,
-			 ntohs(idiagnl_msg_get_dport(m)));
-	if (err)
+	if (nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*m)))
+		return MNL_CB_OK;
+	if (!inet_ntop(m->idiag_family, m->id.idiag_dst, addr, sizeof(addr)))
+		return MNL_CB_OK;
+	err = census_add(w->c, m->idiag_state, ntohs(m->id.idiag_sport), addr,
+			 ntohs(m->id.idiag_dport));
+	if (err) {
 		w->err = err;
+		return MNL_CB_ERROR;
+	}
+	return MNL_CB_OK;
+}
+
+static int dump_family(struct mnl_socket *nl, char *buf, size_t len,
+		       uint8_t family, struct walk *w)
+{
+	unsigned int portid = mnl_socket_get_portid(nl);
+	struct inet_diag_req_v2 *req;
+	struct nlmsghdr *nlh;
+	unsigned int seq;
+	ssize_t n;
+	int ret;
+
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
+	seq = time(NULL) + family;
+	nlh->nlmsg_seq = seq;
+	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
+	req->sdiag_family = family;
+	req->sdiag_protocol = IPPROTO_TCP;
+	req->idiag_states = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_SENT) |
+			    (1 << TCP_SYN_RECV) | (1 << TCP_TIME_WAIT);
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, len);
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, dump_cb, w);
+	} while (ret > MNL_CB_STOP);
+	if (w->err)
+		return w->err;
+	return ret < 0 ? -errno : 0;
 }
 
 int census_collect(struct census *c)
 {
-	int states = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_SENT) |
-		     (1 << TCP_SYN_RECV) | (1 << TCP_TIME_WAIT);
+	/* a dump batches up to 32 KiB of messages per read */
+	size_t len = 65536;
 	struct walk w = { .c = c };
-	struct nl_cache *cache = NULL;
-	struct nl_sock *sk;
+	struct mnl_socket *nl;
+	char *buf;
 	int err;
 
-	sk = nl_socket_alloc();
-	if (!sk)
-		return -ENOMEM;
-	err = idiagnl_connect(sk);
-	if (err < 0)
-		goto out_nlerr;
-	/*
-	 * One dump covers both families: libnl sends the request with the
-	 * legacy TCPDIAG_GETSOCK type, which the kernel answers for IPv4 and
-	 * IPv6 alike (a second AF_INET6 dump returned the same sockets).
-	 */
-	err = idiagnl_msg_alloc_cache(sk, AF_INET, states, &cache);
-	if (err < 0)
-		goto out_nlerr;
-	nl_cache_foreach(cache, walk_one, &w);
-	nl_cache_free(cache);
+	nl = mnl_socket_open(NETLINK_SOCK_DIAG);
+	if (!nl) {
+		c->why = "sock_diag socket";
+		return -errno;
+	}
+	buf = malloc(len);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		c->why = "sock_diag bind";
+		goto out;
+	}
+	err = dump_family(nl, buf, len, AF_INET, &w);
+	/* a kernel without IPv6 has nothing to dump there */
+	if (!err) {
+		err = dump_family(nl, buf, len, AF_INET6, &w);
+		if (err == -ENOENT || err == -EAFNOSUPPORT)
+			err = 0;
+	}
+	if (err && !c->why)
+		c->why = "sock_diag dump";
 	census_sort(c);
-	nl_socket_free(sk);
-	return w.err;
-
-out_nlerr:
-	/* libnl's NLE_* codes are not errnos: keep its message */
-	c->why = nl_geterror(err);
-	nl_socket_free(sk);
-	return -EIO;
+out:
+	free(buf);
+	mnl_socket_close(nl);
+	return err;
 }

@@ -7,7 +7,8 @@
 #include <stdint.h>
 
 /*
- * Socket census over NETLINK_SOCK_DIAG: TIME_WAIT, ESTABLISHED, SYN-RECV and
+ * Socket census over NETLINK_SOCK_DIAG, linear in the sockets (hashed by
+ * endpoint): TIME_WAIT, ESTABLISHED, SYN-RECV and
  * SYN-SENT sockets per remote endpoint and per local port outside the
  * ephemeral range (the services), and per remote endpoint the number of
  * sockets whose local port is in the ephemeral range (each holds one port
@@ -23,12 +24,22 @@ struct census_ep {
 	uint32_t ephemeral;	/* sockets using a port of the range */
 };
 
+/*
+ * An open-addressing hash over one endpoint array: slot[i] is an index
+ * into it plus one, 0 is free. Rebuilt when the array grows or is sorted.
+ */
+struct census_index {
+	uint32_t *slot;
+	size_t mask;		/* slots - 1, a power of two minus one */
+};
+
 struct census {
 	uint32_t total[CS_NR];
 	uint32_t port_lo, port_hi;	/* ip_local_port_range */
 	struct census_ep *remote, *local;
 	size_t nremote, nlocal;
-	const char *why;	/* libnl's message when collect failed */
+	struct census_index rix, lix;
+	const char *why;	/* what failed when collect did, or NULL */
 };
 
 const char *census_state_name(enum census_state s);
@@ -42,7 +53,11 @@ void census_sort(struct census *c);
 /* Share in [0,1] of the ephemeral range held against @ep. */
 double census_share(const struct census *c, const struct census_ep *ep);
 void census_free(struct census *c);
-/* Dump the current netns's TCP sockets with libnl-idiag. -errno. */
+/*
+ * Dump the current netns's TCP sockets over NETLINK_SOCK_DIAG (libmnl),
+ * one inet_diag_msg at a time into census_add(), as ss does: nothing is
+ * kept per socket. -errno.
+ */
 int census_collect(struct census *c);
 
 #endif /* _TCPTW_NL_H */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,20 @@
 #include "proc.h"
 #include "snapshot.h"
 
-static double now(clockid_t clk)
+double snapshot_clock(clockid_t clk)
 {
 	struct timespec ts;
 
 	clock_gettime(clk, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double tick_next(double next, double now, double interval)
+{
+	next += interval;
+	if (next <= now)
+		next += (floor((now - next) / interval) + 1) * interval;
+	return next;
 }
 
 bool mib_relevant(const char *name)
@@ -84,8 +93,8 @@ int snapshot_take(struct snapshot *s, unsigned int what)
 	int n;
 
 	memset(s, 0, sizeof(*s));
-	s->ts = now(CLOCK_REALTIME);
-	s->mono = now(CLOCK_MONOTONIC);
+	s->ts = snapshot_clock(CLOCK_REALTIME);
+	s->mono = snapshot_clock(CLOCK_MONOTONIC);
 	s->module = tcptw_module_loaded();
 	s->mod_err = s->module ? read_counters(TCPTW_DIR "/counters", &s->mod,
 					       false) : -ENOENT;

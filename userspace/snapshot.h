@@ -4,6 +4,7 @@
 #define _TCPTW_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <time.h>
 
 #include "counters.h"
 #include "ct.h"
@@ -66,6 +67,16 @@ int snapshot_diag_input(const struct snapshot *base,
 			const struct snapshot *cur, double secs,
 			struct diag_window *w, struct diag_input *in);
 void diag_window_free(struct diag_window *w);
+
+/*
+ * The deadline after @next for a fixed period @interval (CLOCK_MONOTONIC
+ * seconds): @next + @interval, or, when a sample overran it and @now is
+ * already past that, the first tick of the same grid after @now. Sampling
+ * on this grid keeps the period whatever a sample costs.
+ */
+double tick_next(double next, double now, double interval);
+/* clock_gettime(@clk) in seconds */
+double snapshot_clock(clockid_t clk);
 
 /* The kernel MIBs tcptw shows beside its own (nstat names). */
 bool mib_relevant(const char *name);
