@@ -122,7 +122,7 @@ if [ "$out" != "$CACHE/build/$k" ] && [ "$out" != "$REPO" ]; then
 	log=$CACHE/logs/build-$k-${out##*/}.log
 fi
 # what the module reports when it loads (the copies have no .git)
-version=$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo unknown)
+version=$("$REPO/scripts/version.sh" 2>/dev/null || echo unknown)
 set -- TCPTW_VERSION="$version" "$@"
 set +e
 if [ "$builder" = host ]; then
