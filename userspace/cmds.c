@@ -201,6 +201,7 @@ static void print_moved(struct out *o, const char *key,
 
 static void print_census_totals(struct out *o, const struct snapshot *s)
 {
+	const struct census_ep *top;
 	int st;
 
 	if (!s->have_census)
@@ -212,11 +213,10 @@ static void print_census_totals(struct out *o, const struct snapshot *s)
 			 s->census.total[st]);
 		out_u64(o, census_state_name(st), NULL, s->census.total[st]);
 	}
-	if (s->census.nremote) {
+	if (census_top_ephemeral(&s->census, &top, 1, 0))
 		out_text(o, "; busiest %s:%u holds %.1f%% of the port range",
-			 s->census.remote[0].addr, s->census.remote[0].port,
-			 100 * census_share(&s->census, &s->census.remote[0]));
-	}
+			 top->addr, top->port,
+			 100 * census_share(&s->census, top));
 	out_text(o, "\n");
 	out_obj_close(o);
 }

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
 #include <netinet/in.h>
@@ -181,6 +182,39 @@ double census_share(const struct census *c, const struct census_ep *ep)
 	if (!c->port_hi || c->port_hi < c->port_lo)
 		return 0;
 	return (double)ep->ephemeral / (c->port_hi - c->port_lo + 1);
+}
+
+/* @a ranks before @b: more ephemeral ports, then address, then port */
+static bool ranks_before(const struct census_ep *a, const struct census_ep *b)
+{
+	int d;
+
+	if (a->ephemeral != b->ephemeral)
+		return a->ephemeral > b->ephemeral;
+	d = strcmp(a->addr, b->addr);
+	return d ? d < 0 : a->port < b->port;
+}
+
+size_t census_top_ephemeral(const struct census *c,
+			    const struct census_ep **top, size_t max,
+			    double min_share)
+{
+	size_t i, j, n = 0;
+
+	/* insertion into a short sorted list: O(nremote * max) */
+	for (i = 0; i < c->nremote && max; i++) {
+		const struct census_ep *ep = &c->remote[i];
+
+		if (!ep->ephemeral || census_share(c, ep) < min_share)
+			continue;
+		if (n == max && !ranks_before(ep, top[n - 1]))
+			continue;
+		j = n < max ? n++ : n - 1;
+		for (; j > 0 && ranks_before(ep, top[j - 1]); j--)
+			top[j] = top[j - 1];
+		top[j] = ep;
+	}
+	return n;
 }
 
 void census_free(struct census *c)

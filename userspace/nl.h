@@ -50,6 +50,14 @@ int census_add(struct census *c, int tcp_state, uint16_t lport,
 	       const char *raddr, uint16_t rport);
 /* Busiest endpoints first (by sockets of every state). */
 void census_sort(struct census *c);
+/*
+ * The client side's busiest destinations: up to @max endpoints holding at
+ * least @min_share of the ephemeral range, most ports first (ties by
+ * address and port, so the order is stable), into @top. Returns how many.
+ */
+size_t census_top_ephemeral(const struct census *c,
+			    const struct census_ep **top, size_t max,
+			    double min_share);
 /* Share in [0,1] of the ephemeral range held against @ep. */
 double census_share(const struct census *c, const struct census_ep *ep);
 void census_free(struct census *c);

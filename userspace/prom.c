@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc.h"
 #include "prom.h"
 
 struct sample {
 	char family[96];
-	const char *help;
+	char help[160];
 	const char *type;
 	char labels[400];
 	char value[32];
@@ -102,7 +103,7 @@ static void add(struct prom *p, const char *family, const char *suffix,
 	snprintf(s->family, sizeof(s->family), "%s", family);
 	snprintf(s->suffix, sizeof(s->suffix), "%s", suffix ? suffix : "");
 	s->type = type;
-	s->help = help;
+	snprintf(s->help, sizeof(s->help), "%s", help ? help : "");
 	snprintf(s->labels, sizeof(s->labels), "netns=\"%s\"%s%s", p->netns,
 		 *extra ? "," : "", extra);
 	snprintf(s->value, sizeof(s->value), "%s", value);
@@ -118,6 +119,48 @@ static void addu(struct prom *p, const char *family, const char *type,
 		add(p, family, NULL, type, help, val, "%s", labels);
 	else
 		add(p, family, NULL, type, help, val, NULL);
+}
+
+/* HELP of the module's counters: one line of README's meaning each. */
+static const char *const ctr_help[][2] = {
+	{ "TwCreated", "TIME_WAIT sockets created (FIN_WAIT2 substate included)" },
+	{ "TwOverflow", "TIME_WAIT not created: tcp_max_tw_buckets reached" },
+	{ "TwPawsRejected", "segments rejected by PAWS on a TIME_WAIT socket" },
+	{ "TwSynPawsRejected",
+	  "SYNs a TIME_WAIT socket rejected by PAWS (clients behind NAT)" },
+	{ "TwSynSeqRejected",
+	  "SYNs a TIME_WAIT socket refused on sequence (no timestamps)" },
+	{ "TwSynRecycled", "SYNs a TIME_WAIT socket handed to a listener" },
+	{ "TwAckSent", "ACKs sent by TIME_WAIT sockets" },
+	{ "TwRstSent", "RSTs sent by TIME_WAIT sockets" },
+	{ "TwKilledByRst", "TIME_WAIT sockets destroyed by an incoming RST" },
+	{ "TwReuseGranted", "connect() reused a TIME_WAIT socket's 4-tuple" },
+	{ "ConnectPortExhausted",
+	  "connect() found no free port in the ephemeral range" },
+	{ "ConnectTupleInUse", "connect() from a bound port: 4-tuple taken" },
+	{ "ListenOverflow", "segments dropped: a listener's accept queue was full" },
+	{ "ListenOverflowSyn", "accept queue full when the SYN arrived" },
+	{ "ListenOverflowAck", "accept queue full at the handshake's last ACK" },
+	{ "ListenSynDrop", "SYNs dropped: SYN queue full, no SYN cookies" },
+	{ "ListenSynCookieSent", "SYN cookies sent by a listener" },
+	{ "PawsEstabRejected", "segments rejected by PAWS on established sockets" },
+	{ "PawsSynRecvRejected", "segments rejected by PAWS in SYN-RECV" },
+	{ "PawsActiveRejected", "SYN-ACKs rejected in SYN-SENT (bad TSecr)" },
+	{ "ConntrackTableFull", "packets dropped: the conntrack table was full" },
+	{ "ConntrackInsertFailed",
+	  "conntrack entries that failed to insert (NAT clash)" },
+	{ "RstSent", "TCP RSTs sent" },
+	{ "RstReceived", "RSTs received that reset a connection" },
+};
+
+static const char *help_of(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(ctr_help); i++)
+		if (!strcmp(ctr_help[i][0], name))
+			return ctr_help[i][1];
+	return NULL;
 }
 
 /* TwReuseDenied<Reason> share one family with a reason label. */
@@ -139,13 +182,22 @@ static void module_counters(struct prom *p, const struct ctrset *c)
 		}
 		prom_snake(snake, sizeof(snake), n);
 		snprintf(fam, sizeof(fam), "tcptw_%s_total", snake);
-		addu(p, fam, "counter", n, c->v[i].val, NULL);
+		/* a counter newer than this table: its /proc name says it */
+		addu(p, fam, "counter", help_of(n) ? help_of(n) : n,
+		     c->v[i].val, NULL);
 	}
 }
 
+/*
+ * The kernel MIBs tcptw reads, of the netns it runs in:
+ * tcptw_netstat_tcpext_paws_estab_total for nstat's TcpExtPAWSEstab.
+ * node_exporter's node_netstat_* families cover only node_exporter's own
+ * netns, and by default not the PAWS and TIME_WAIT fields at all; these
+ * are the per-netns view beside tcptw's own counters.
+ */
 static void mib_counters(struct prom *p, const struct ctrset *c)
 {
-	char fam[96], tag[16];
+	char fam[128], snake[80], help[128];
 	size_t i, t;
 
 	for (i = 0; i < c->n; i++) {
@@ -154,11 +206,13 @@ static void mib_counters(struct prom *p, const struct ctrset *c)
 		if (!mib_relevant(n))
 			continue;
 		t = !strncmp(n, "TcpExt", 6) ? 6 : 3;
-		snprintf(tag, sizeof(tag), "%.*s", (int)t, n);
-		snprintf(fam, sizeof(fam), "tcptw_netstat_%s_%s_total", tag,
-			 n + t);
-		addu(p, fam, "counter", "kernel MIB counter (nstat name)",
-		     c->v[i].val, NULL);
+		prom_snake(snake, sizeof(snake), n + t);
+		snprintf(fam, sizeof(fam), "tcptw_netstat_%s_%s_total",
+			 t == 6 ? "tcpext" : "tcp", snake);
+		snprintf(help, sizeof(help),
+			 "kernel MIB %.*s %s of this netns (nstat %s)",
+			 (int)t, n, n + t, n);
+		addu(p, fam, "counter", help, c->v[i].val, NULL);
 	}
 }
 
@@ -207,11 +261,16 @@ static void tables(struct prom *p, const struct snapshot *s)
 }
 
 /*
- * The hist rows: TIME_WAIT ages as tcptw_tw_age_ms{hist=...}, except
+ * The hist rows: TIME_WAIT ages as tcptw_tw_age_seconds{hist=...}, except
  * rst_received_idle (a connection's silence before a RST), its own family.
+ * The module's bounds are exclusive and its ages whole milliseconds, so
+ * "age < 2^k ms" is exactly Prometheus's le="(2^k - 1)/1000" seconds. The
+ * module keeps bucket counts only: there is no _sum to export.
  */
 static const char idle_help[] =
-	"silence in ms before a RST reset a connection (buckets only, no _sum)";
+	"silence before a RST reset a connection, seconds (module keeps no sum)";
+static const char age_help[] =
+	"TIME_WAIT socket age at each decision, seconds (module keeps no sum)";
 
 static void age_hist(struct prom *p, const struct table *t)
 {
@@ -222,12 +281,12 @@ static void age_hist(struct prom *p, const struct table *t)
 
 	for (r = 0; r < t->nrows; r++) {
 		if (!strcmp(t->rows[r].key, "rst_received_idle")) {
-			fam = "tcptw_rst_received_idle_ms";
+			fam = "tcptw_rst_received_idle_seconds";
 			help = idle_help;
 			lab[0] = '\0';
 		} else {
-			fam = "tcptw_tw_age_ms";
-			help = "TIME_WAIT age in ms (buckets only, no _sum)";
+			fam = "tcptw_tw_age_seconds";
+			help = age_help;
 			prom_escape(esc, sizeof(esc), t->rows[r].key);
 			snprintf(lab, sizeof(lab), "hist=\"%s\"", esc);
 		}
@@ -239,8 +298,8 @@ static void age_hist(struct prom *p, const struct table *t)
 			if (bound == TBL_NONE)
 				snprintf(le, sizeof(le), "+Inf");
 			else
-				snprintf(le, sizeof(le), "%llu",
-					 (unsigned long long)bound);
+				snprintf(le, sizeof(le), "%g",
+					 bound ? (bound - 1) / 1000.0 : 0.0);
 			snprintf(val, sizeof(val), "%llu", (unsigned long long)cum);
 			add(p, fam, "_bucket", "histogram", help, val,
 			    "%s%sle=\"%s\"", lab, *lab ? "," : "", le);
@@ -250,10 +309,17 @@ static void age_hist(struct prom *p, const struct table *t)
 	}
 }
 
+/*
+ * Per destination only where this host is the client, bounded and
+ * stable: the destinations that hold at least PROM_DEST_MIN_SHARE of the
+ * ephemeral range, the PROM_DEST_MAX that hold most. A server's peers
+ * reach it on its service port, hold none of its range and never show.
+ */
 static void census(struct prom *p, const struct census *c)
 {
+	const struct census_ep *top[PROM_DEST_MAX];
 	char lab[128], esc[64], val[32];
-	size_t i;
+	size_t i, n;
 	int st;
 
 	for (st = 0; st < CS_NR; st++) {
@@ -262,18 +328,17 @@ static void census(struct prom *p, const struct census *c)
 		addu(p, "tcptw_sockets", "gauge",
 		     "TCP sockets by state (sock_diag)", c->total[st], lab);
 	}
-	/* top destinations only: bounded label cardinality */
-	for (i = 0; i < c->nremote && i < 20; i++) {
-		prom_escape(esc, sizeof(esc), c->remote[i].addr);
+	n = census_top_ephemeral(c, top, PROM_DEST_MAX, PROM_DEST_MIN_SHARE);
+	for (i = 0; i < n; i++) {
+		prom_escape(esc, sizeof(esc), top[i]->addr);
 		snprintf(lab, sizeof(lab), "destination=\"%s:%u\"", esc,
-			 c->remote[i].port);
+			 top[i]->port);
 		addu(p, "tcptw_ephemeral_ports_in_use", "gauge",
-		     "local ports of the ephemeral range used for a destination",
-		     c->remote[i].ephemeral, lab);
-		snprintf(val, sizeof(val), "%.6f",
-			 census_share(c, &c->remote[i]));
+		     "local ports of the ephemeral range held toward a destination",
+		     top[i]->ephemeral, lab);
+		snprintf(val, sizeof(val), "%.6f", census_share(c, top[i]));
 		add(p, "tcptw_ephemeral_port_share", NULL, "gauge",
-		    "share of the ephemeral range used for a destination",
+		    "share of the ephemeral range held toward a destination",
 		    val, "%s", lab);
 	}
 }
@@ -287,7 +352,7 @@ static void emit(FILE *f, const struct prom *p)
 		if (done[i])
 			continue;
 		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", p->v[i].family,
-			p->v[i].help ? p->v[i].help : p->v[i].family,
+			*p->v[i].help ? p->v[i].help : p->v[i].family,
 			p->v[i].family, p->v[i].type);
 		for (j = i; j < p->n; j++) {
 			if (done[j] || strcmp(p->v[j].family, p->v[i].family))
@@ -300,6 +365,28 @@ static void emit(FILE *f, const struct prom *p)
 	free(done);
 }
 
+/* A sysctl as a gauge; durations in seconds, whatever unit it is set in */
+static void sysctl_gauge(struct prom *p, int id, long long v)
+{
+	char fam[96], help[128], val[32];
+	double scale = 0;
+
+	if (id == SC_TCP_TW_REUSE_DELAY || id == SC_TCP_INVALID_RATELIMIT)
+		scale = 0.001;
+	else if (id == SC_TCP_KEEPALIVE_TIME ||
+		 id == SC_NF_CT_TCP_TIMEOUT_ESTABLISHED)
+		scale = 1;
+	snprintf(fam, sizeof(fam), "tcptw_sysctl_%s%s", sysctl_name(id),
+		 scale ? "_seconds" : "");
+	snprintf(help, sizeof(help), "sysctl %s%s", sysctl_dotted(id),
+		 scale < 1 ? " (set in ms)" : "");
+	if (scale)
+		snprintf(val, sizeof(val), "%g", v * scale);
+	else
+		snprintf(val, sizeof(val), "%lld", v);
+	add(p, fam, NULL, "gauge", help, val, NULL);
+}
+
 int prom_write(FILE *f, const struct snapshot *s, const char *netns)
 {
 	struct prom p = { 0 };
@@ -309,30 +396,30 @@ int prom_write(FILE *f, const struct snapshot *s, const char *netns)
 
 	prom_escape(p.netns, sizeof(p.netns), netns);
 	addu(&p, "tcptw_module_loaded", "gauge",
-	     "1 if tcptw.ko's /proc/net/tcptw is present", s->module, NULL);
+	     "1 if tcptw.ko is loaded (its /proc/net/tcptw exists in this netns)",
+	     s->module, NULL);
 	module_counters(&p, &s->mod);
 	mib_counters(&p, &s->mib);
 	if (s->have_ct) {
 		if (s->ct.have_count)
 			addu(&p, "tcptw_nf_conntrack_entries", "gauge",
-			     "conntrack entries", s->ct.count, NULL);
+			     "conntrack entries of this netns", s->ct.count,
+			     NULL);
 		if (s->ct.have_max)
 			addu(&p, "tcptw_nf_conntrack_max", "gauge",
-			     "nf_conntrack_max", s->ct.max, NULL);
+			     "net.netfilter.nf_conntrack_max (the table's limit)",
+			     s->ct.max, NULL);
 		for (i = 0; i < s->ct.stats.n; i++) {
 			snprintf(fam, sizeof(fam), "tcptw_nf_conntrack_%s_total",
 				 s->ct.stats.v[i].name);
 			addu(&p, fam, "counter",
-			     "conntrack statistic, summed over CPUs",
+			     "conntrack -S statistic of this netns, summed over CPUs",
 			     s->ct.stats.v[i].val, NULL);
 		}
 	}
-	for (id = 0; id < SC_NR; id++) {
-		if (!s->sys.have[id] || id == SC_NF_CONNTRACK_COUNT)
-			continue;
-		snprintf(fam, sizeof(fam), "tcptw_sysctl_%s", sysctl_name(id));
-		addu(&p, fam, "gauge", sysctl_dotted(id), s->sys.v[id], NULL);
-	}
+	for (id = 0; id < SC_NR; id++)
+		if (s->sys.have[id] && id != SC_NF_CONNTRACK_COUNT)
+			sysctl_gauge(&p, id, s->sys.v[id]);
 	if (s->have_census)
 		census(&p, &s->census);
 	tables(&p, s);

@@ -13,6 +13,11 @@
  * # HELP and # TYPE once, all samples of a family together, every sample
  * labelled netns="...".
  */
+/* Destinations exported per label: at most this many ... */
+#define PROM_DEST_MAX 10
+/* ... each holding at least this share of the ephemeral range. */
+#define PROM_DEST_MIN_SHARE 0.01
+
 int prom_write(FILE *f, const struct snapshot *s, const char *netns);
 /* A label value escaped into @buf: backslash, double quote, newline. */
 void prom_escape(char *buf, size_t len, const char *s);

@@ -202,7 +202,7 @@ static void test_prom_module(void **state)
 	assert_non_null(strstr(t, "tcptw_module_loaded{netns=\"ns \\\"1\\\"\"}"
 			       " 1\n"));
 	assert_non_null(strstr(t, "tcptw_sysctl_ip_local_port_range_lo"));
-	assert_non_null(strstr(t, "tcptw_tw_age_ms_bucket{"));
+	assert_non_null(strstr(t, "tcptw_tw_age_seconds_bucket{"));
 	free(t);
 }
 
@@ -213,7 +213,7 @@ static void test_prom_nomodule(void **state)
 	(void)state;
 	check_exposition(t);
 	assert_non_null(strstr(t, "tcptw_module_loaded{netns=\"host\"} 0\n"));
-	assert_non_null(strstr(t, "tcptw_netstat_TcpExt_PAWSTimewait_total"));
+	assert_non_null(strstr(t, "tcptw_netstat_tcpext_paws_timewait_total"));
 	assert_non_null(strstr(t, "tcptw_nf_conntrack_drop_total"));
 	assert_null(strstr(t, "tcptw_tw_created_total"));
 	free(t);
@@ -229,23 +229,23 @@ static void test_prom_listeners_hist(void **state)
 			       "\"x\",addr=\"0.0.0.0\",port=\"80\"} 400\n"));
 	assert_non_null(strstr(t, "# TYPE tcptw_listener_max_backlog gauge"));
 	/* cumulative buckets end at _count */
-	assert_non_null(strstr(t, "tcptw_tw_age_ms_bucket{netns=\"x\",hist="
+	assert_non_null(strstr(t, "tcptw_tw_age_seconds_bucket{netns=\"x\",hist="
 			       "\"reuse_granted\",le=\"+Inf\"} 0\n"));
-	assert_non_null(strstr(t, "tcptw_tw_age_ms_count{netns=\"x\",hist="
+	assert_non_null(strstr(t, "tcptw_tw_age_seconds_count{netns=\"x\",hist="
 			       "\"reuse_granted\"} 0\n"));
 	assert_null(strstr(t, "hist=\"rst_received_idle\""));
 	free(t);
 	/* the silence before RSTs is a family of its own, cumulative */
 	t = export_tree("nat_idle_reset", "x");
 	check_exposition(t);
-	assert_non_null(strstr(t, "# TYPE tcptw_rst_received_idle_ms histogram"));
-	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
-			       "\"x\",le=\"8192\"} 0\n"));
-	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
-			       "\"x\",le=\"16384\"} 20\n"));
-	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_bucket{netns="
+	assert_non_null(strstr(t, "# TYPE tcptw_rst_received_idle_seconds histogram"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_seconds_bucket{netns="
+			       "\"x\",le=\"8.191\"} 0\n"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_seconds_bucket{netns="
+			       "\"x\",le=\"16.383\"} 20\n"));
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_seconds_bucket{netns="
 			       "\"x\",le=\"+Inf\"} 25\n"));
-	assert_non_null(strstr(t, "tcptw_rst_received_idle_ms_count{netns="
+	assert_non_null(strstr(t, "tcptw_rst_received_idle_seconds_count{netns="
 			       "\"x\"} 25\n"));
 	free(t);
 }

@@ -19,6 +19,7 @@
 #include "netns.h"
 #include "nl.h"
 #include "proc.h"
+#include "prom.h"
 #include "snapshot.h"
 #include "sysctl.h"
 
@@ -204,6 +205,15 @@ static void test_census_connect_fails(void **state)
 	census_free(&c);
 }
 
+static size_t count_str(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
 static double mono(void)
 {
 	struct timespec ts;
@@ -314,6 +324,55 @@ static void test_census_collect_live(void **state)
 	close(lfd);
 }
 
+/*
+ * Exported destinations: client side only (ephemeral local ports), at
+ * least 1% of the range, the 10 busiest, in a stable order. A server's
+ * 5000 clients on port 443 export nothing however many sockets they hold.
+ */
+static void test_census_export_destinations(void **state)
+{
+	struct snapshot s = { 0 };
+	char addr[48], *buf = NULL;
+	size_t len = 0, i;
+	FILE *f;
+
+	(void)state;
+	census_init(&s.census, 32768, 60999);	/* 28232 ports: 1% is 283 */
+	for (i = 0; i < 5000; i++) {
+		snprintf(addr, sizeof(addr), "198.51.100.%zu", i % 250);
+		census_add(&s.census, TCP_TIME_WAIT, 443, addr, 1024 + i);
+	}
+	/* 12 destinations at 300..410 ports, one at 282 (below 1%) */
+	for (i = 0; i < 13; i++) {
+		size_t k, n = i == 12 ? 282 : 300 + 10 * i;
+
+		snprintf(addr, sizeof(addr), "203.0.113.%zu", i);
+		for (k = 0; k < n; k++)
+			census_add(&s.census, TCP_ESTABLISHED, 33000 + k, addr,
+				   8080);
+	}
+	census_sort(&s.census);
+	s.have_census = true;
+	s.mib_err = -ENOENT;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(prom_write(f, &s, "cli"), 0);
+	fclose(f);
+	/* 10 series, busiest first: 203.0.113.11 (410) ... .2 (320) */
+	assert_int_equal(count_str(buf, "tcptw_ephemeral_ports_in_use{"), 10);
+	assert_int_equal(count_str(buf, "tcptw_ephemeral_port_share{"), 10);
+	assert_non_null(strstr(buf, "tcptw_ephemeral_ports_in_use{netns=\"cli\","
+			       "destination=\"203.0.113.11:8080\"} 410\n"));
+	assert_non_null(strstr(buf, "destination=\"203.0.113.2:8080\"} 320\n"));
+	assert_null(strstr(buf, "203.0.113.1:8080"));
+	assert_null(strstr(buf, "203.0.113.12:"));
+	assert_null(strstr(buf, "198.51.100."));
+	assert_true(strstr(buf, "203.0.113.11:") < strstr(buf, "203.0.113.10:"));
+	assert_non_null(strstr(buf, "tcptw_sockets{netns=\"cli\","
+			       "state=\"time_wait\"} 5000\n"));
+	free(buf);
+	census_free(&s.census);
+}
+
 /* watch's grid: a slow sample skips ticks instead of shifting them */
 static void test_tick_next(void **state)
 {
@@ -356,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_census_connect_fails),
 		cmocka_unit_test(test_census_200k),
 		cmocka_unit_test(test_census_collect_live),
+		cmocka_unit_test(test_census_export_destinations),
 		cmocka_unit_test(test_tick_next),
 		cmocka_unit_test(test_netns_bad_names),
 	};
