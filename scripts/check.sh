@@ -12,6 +12,9 @@
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
 #   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
 #   5. each kernel's results, in the order given.
+#   6. the Debian packages (scripts/deb-test.sh, started after step 2, in
+#      the background): make deb, install in a clean chroot of 6.1's and
+#      5.10's suite, and the dkms-built module in a guest of its own.
 # Every ok / not ok / # SKIP line at the start of a line counts; a step that
 # fails without reporting a result counts as one failure. Progress lines are
 # prefixed with [step], so that only the last line is meant for parsers. All logs go to
@@ -205,6 +208,22 @@ for k in "${kernels[@]}"; do
 	done
 done
 
+# The packages' install test for the kernels it covers: chroot work
+# beside the guests, then a guest per kernel when a VM slot is free.
+deb_kernels=()
+for k in "${kernels[@]}"; do
+	case $k in
+	6.1 | 5.10) [ -n "${failed[$k]}" ] || deb_kernels+=("$k") ;;
+	esac
+done
+deb_pid=
+if [ ${#deb_kernels[@]} -gt 0 ]; then
+	echo "== packages: deb-test.sh ${deb_kernels[*]} started (log $LOGS/deb-test.log)"
+	deb_t0=$SECONDS
+	VM_SLOTS=$VM_JOBS scripts/deb-test.sh "${deb_kernels[@]}" >"$LOGS/deb-test.log" 2>&1 &
+	deb_pid=$!
+fi
+
 # 3. userspace unit tests (while the guests boot and run: the first
 # guest starts a couple of minutes earlier)
 begin userspace
@@ -273,6 +292,26 @@ for k in "${kernels[@]}"; do
 	done
 	end
 done
+
+# 6. the packages' install test
+begin packages
+if [ -n "$deb_pid" ]; then
+	wait "$deb_pid"
+	rc=$?
+	echo "[$step] deb-test.sh ${deb_kernels[*]}: exit $rc after $((SECONDS - deb_t0)) s (log $LOGS/deb-test.log)"
+	count_tap "$LOGS/deb-test.log"
+	if [ "$found" -eq 0 ]; then
+		fail "scripts/deb-test.sh printed no test results (exit $rc, log $LOGS/deb-test.log)"
+		show_tail 20 "$LOGS/deb-test.log"
+	elif [ $rc -ne 0 ] && [ "$sf" -eq 0 ]; then
+		fail "scripts/deb-test.sh exited $rc without a failed test (log $LOGS/deb-test.log)"
+	elif [ "$sf" -gt 0 ]; then
+		grep '^#   ' "$LOGS/deb-test.log" | head -n 60 | sed "s/^/[$step] | /"
+	fi
+else
+	skip "package install test" "it covers 6.1 and 5.10, none of them among the kernels built here (${kernels[*]})"
+fi
+end
 
 echo
 printf '%-22s %7s %7s %8s\n' step passed failed skipped
