@@ -5,6 +5,7 @@
 # installing anything on the host: apt-get download + dpkg-deb -x only.
 #
 #   kernels.sh list              supported kernel names, one per line
+#   kernels.sh list-debug        the debug kernels (not in list: see below)
 #   kernels.sh fetch K           download + unpack K (idempotent, quiet stdout)
 #   kernels.sh release K         uname -r of K                (needs a fetch)
 #   kernels.sh kdir K            headers build dir of K       (needs a fetch)
@@ -12,11 +13,14 @@
 #   kernels.sh makeflags K       extra make args to build modules for K
 #   kernels.sh builder K         how to build modules for K: host | chroot:SUITE
 #   kernels.sh slow K            selftest timeout multiplier in K's guest
+#   kernels.sh memory K          guest memory for K (vng --memory)
+#   kernels.sh append K          kernel command line options for K's guests
 #   kernels.sh suite SUITE       make SUITE known to apt, pinned (deps.sh)
 #
 # Adding a kernel is one row in the table below. Versions are never hard
 # coded: the newest linux-image-amd64 of the suite whose version matches the
 # glob is taken at fetch time, and its Depends name the ABI (uname -r).
+# Debug kernels (DEBUG_TABLE) are built, not fetched: scripts/debug-kernel.sh.
 set -euo pipefail
 
 # name  suite               version  builder     image packages (@R@ = uname -r, comma separated)          image path inside the prefix          makeflags (- = none)  slow
@@ -39,6 +43,25 @@ KERNEL_TABLE='
 #       debootstrapped SUITE chroot in .cache/chroots/ with the headers
 #       apt-installed there (never on the host).
 
+# Debug kernels: built from Debian's linux-source package by
+# scripts/debug-kernel.sh (KASAN, lockdep, kmemleak; ~40 min on 2 cores)
+# into ~/.cache/tcptw/, outside the clone. They are not in `list` (so not
+# in `make check KERNELS=all` nor CI): name them, `make check
+# KERNELS=6.1-debug`. Modules are built on the host against the build tree.
+# name      source package    slow  memory
+DEBUG_TABLE='
+6.1-debug   linux-source-6.1  8     3G'
+# slow: KASAN inline + lockdep + kmemleak under TCG run the suite several
+#       times slower than the stock 6.1 (whose factor is 2).
+# memory: KASAN's shadow takes an eighth of it, kmemleak keeps metadata per
+#       object.
+
+# Boot options of every guest (kernels.sh append K; vng-run.sh adds them).
+STOCK_APPEND=''
+# Debug kernels: KASAN and kmemleak do this job; a bigger log buffer keeps
+# a report from pushing the start of the run out of dmesg.
+DEBUG_APPEND='log_buf_len=8M'
+
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
 
@@ -49,13 +72,18 @@ log() { echo "kernels.sh: $*" >&2; }
 row() {
 	local r
 	r=$(awk -v k="$1" '$1 == k' <<<"$KERNEL_TABLE")
-	[ -n "$r" ] || die "unknown kernel '$1' (known: $(list | tr '\n' ' '))"
+	[ -n "$r" ] || r=$(awk -v k="$1" '$1 == k' <<<"$DEBUG_TABLE")
+	[ -n "$r" ] || die "unknown kernel '$1' (known: $(list | tr '\n' ' ')$(list_debug | tr '\n' ' '))"
 	echo "$r"
 }
+
+is_debug() { awk -v k="$1" '$1 == k { f = 1 } END { exit !f }' <<<"$DEBUG_TABLE"; }
 
 col() { row "$1" | awk -v c="$2" '{ print $c }'; }
 
 list() { awk 'NF && $1 !~ /^#/ { print $1 }' <<<"$KERNEL_TABLE"; }
+
+list_debug() { awk 'NF && $1 !~ /^#/ { print $1 }' <<<"$DEBUG_TABLE"; }
 
 info_file() { echo "$CACHE/kernels/$1/info"; }
 
@@ -141,9 +169,23 @@ depends() {
 		tr ',' '\n' | sed 's/^ *//; s/ .*//; s/|.*//'
 }
 
+# fetch_debug K: build (or find in its cache) debug kernel K and record
+# where it is; checked on every call, as the config may have changed
+fetch_debug() {
+	local k=$1 dir=$CACHE/kernels/$1
+	mkdir -p "$dir"
+	"$REPO/scripts/debug-kernel.sh" build "$(col "$k" 2)" >"$dir/info.tmp" ||
+		die "cannot build debug kernel $k (scripts/debug-kernel.sh)"
+	mv "$dir/info.tmp" "$dir/info"
+}
+
 fetch() {
 	local k=$1 r suite glob imgs imgpath meta pv rel pkgs p dir root t0
 	r=$(row "$k")
+	if is_debug "$k"; then
+		fetch_debug "$k"
+		return
+	fi
 	read -r _ suite glob _ imgs imgpath _ <<<"$r"
 	dir=$CACHE/kernels/$k
 	root=$dir/root
@@ -207,19 +249,37 @@ EOF
 
 makeflags() {
 	local m
+	is_debug "$1" && return 0
 	m=$(col "$1" 7)
 	[ "$m" = - ] || echo "$m"
 }
 
-builder() { col "$1" 4; }
+builder() {
+	if is_debug "$1"; then
+		row "$1" >/dev/null
+		echo host
+	else
+		col "$1" 4
+	fi
+}
 
-slow() { col "$1" 8; }
+slow() {
+	if is_debug "$1"; then col "$1" 3; else col "$1" 8; fi
+}
+
+memory() {
+	if is_debug "$1"; then col "$1" 4; else row "$1" >/dev/null && echo 2G; fi
+}
+
+append() {
+	if is_debug "$1"; then echo "$DEBUG_APPEND"; else row "$1" >/dev/null && echo "$STOCK_APPEND"; fi
+}
 
 usage() {
 	if [ "${1:-2}" -eq 0 ]; then
-		sed -n '3,14s/^# \{0,1\}//p' "$0"
+		sed -n '3,17s/^# \{0,1\}//p' "$0"
 	else
-		sed -n '3,14s/^# \{0,1\}//p' "$0" >&2
+		sed -n '3,17s/^# \{0,1\}//p' "$0" >&2
 	fi
 	exit "${1:-2}"
 }
@@ -229,6 +289,7 @@ cmd=$1
 shift
 case $cmd in
 list) list ;;
+list-debug) list_debug ;;
 fetch)
 	[ $# -eq 1 ] || usage
 	fetch "$1"
@@ -246,9 +307,9 @@ builder)
 	[ $# -eq 1 ] || usage
 	builder "$1"
 	;;
-slow)
+slow | memory | append)
 	[ $# -eq 1 ] || usage
-	slow "$1"
+	"$cmd" "$1"
 	;;
 suite)
 	[ $# -eq 1 ] || usage

@@ -3,7 +3,7 @@
 #
 # vng-run.sh K 'COMMAND'
 #
-# Boot kernel K (a name from `kernels.sh list`) under QEMU/TCG with
+# Boot kernel K (a name from `kernels.sh list` or `list-debug`) under QEMU/TCG with
 # virtme-ng and run COMMAND with bash, as root, in the repo directory, with
 # TCPTW_KERNEL=K in its environment. The guest writes COMMAND's output and
 # exit code into .cache/vm/ through the --rwdir mount (vng's own stdout can
@@ -14,8 +14,11 @@
 #
 # Environment: VM_TIMEOUT (seconds, default 1500), VM_BOOT_TIMEOUT (seconds
 # until the guest must have started COMMAND, default 300), VM_CPUS (2),
-# VM_MEMORY (2G),
-# VM_APPEND: extra kernel command line options, VM_QEMU_OPTS: extra QEMU
+# VM_MEMORY (`kernels.sh memory K`: 2G, 3G for a debug kernel),
+# VM_BASE_APPEND: the kernel command line options every guest of K gets
+# (`kernels.sh append K`: slub_debug and poisoning on stock kernels; set
+# it empty to boot without them), VM_APPEND: extra options after those,
+# VM_QEMU_OPTS: extra QEMU
 # arguments, VM_QEMU_BIN: the QEMU binary (default: qemu-system-x86_64 from
 # PATH), VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
 # VM_SLOTS (1): how many guests may run at once across processes (flock on
@@ -27,20 +30,22 @@ CACHE=${TCPTW_CACHE:-$REPO/.cache}
 VM_TIMEOUT=${VM_TIMEOUT:-1500}
 VM_BOOT_TIMEOUT=${VM_BOOT_TIMEOUT:-300}
 VM_CPUS=${VM_CPUS:-2}
-VM_MEMORY=${VM_MEMORY:-2G}
 VM_SLOTS=${VM_SLOTS:-1}
 VM_USR_CACHE=${VM_USR_CACHE:-1}
 VM_FAIL=125
 
 die() { echo "vng-run.sh: $*" >&2; exit "$VM_FAIL"; }
 
-[ $# -eq 2 ] || { sed -n '3,14s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '3,25s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 k=$1
 cmd=$2
 
 command -v vng >/dev/null || die "vng not found; run scripts/deps.sh"
 "$REPO/scripts/kernels.sh" fetch "$k" || die "cannot fetch kernel $k"
 image=$("$REPO/scripts/kernels.sh" image "$k")
+VM_MEMORY=${VM_MEMORY:-$("$REPO/scripts/kernels.sh" memory "$k")}
+VM_BASE_APPEND=${VM_BASE_APPEND-$("$REPO/scripts/kernels.sh" append "$k")}
+append="$VM_BASE_APPEND${VM_BASE_APPEND:+${VM_APPEND:+ }}${VM_APPEND:-}"
 
 vmdir=$CACHE/vm
 mkdir -p "$vmdir"
@@ -130,12 +135,12 @@ trap 'stop_vm; exit 143' TERM HUP
 for attempt in 1 2 3; do
 	t0=$SECONDS
 	hung=0
-	echo "vng-run.sh: booting $k ($image), timeout ${VM_TIMEOUT}s, log $log" >&2
+	echo "vng-run.sh: booting $k ($image${append:+, $append}), timeout ${VM_TIMEOUT}s, log $log" >&2
 	set +e
 	setsid -w timeout -k 30 "$VM_TIMEOUT" \
 		vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
 		--memory "$VM_MEMORY" --rwdir "$REPO" --user root --verbose \
-		${VM_APPEND:+--append "$VM_APPEND"} \
+		${append:+--append "$append"} \
 		${VM_QEMU_BIN:+--qemu "$VM_QEMU_BIN"} \
 		${qemu_opts:+"--qemu-opts=$qemu_opts"} \
 		--exec "bash $(q "$guest")" </dev/null >"$vnglog" 2>&1 &
