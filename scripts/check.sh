@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # check.sh [KERNEL...]: what `make check` runs (default kernel: 6.1; "all" =
-# every name in `kernels.sh list`).
+# every name in `kernels.sh list`; the debug kernels, `kernels.sh
+# list-debug`, only by name: KERNELS=6.1-debug).
 #   1. scripts/deps.sh
 #   2. make -C selftests (the C helpers), then per kernel: fetch, build
 #      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
@@ -201,6 +202,10 @@ for k in "${kernels[@]}"; do
 		[ ${#part[@]} -gt 0 ] || continue
 		echo "== kernel $k: VM $p started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
 		vm_t0[$k.$p]=$SECONDS
+		# a kernel slower than the stock ones (the debug kernels,
+		# kernels.sh slow) gets its guest's timeout scaled alike
+		slow=$(scripts/kernels.sh slow "$k")
+		VM_TIMEOUT=$((VM_TIMEOUT * (slow > 3 ? slow / 2 : 1))) \
 		VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
 			"selftests/run_vm.sh $(printf '%q' "$ko") ${part[*]}" \
 			>"$LOGS/vm-$k.$p.log" 2>&1 &

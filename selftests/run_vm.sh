@@ -5,7 +5,9 @@
 # run_vm.sh KO_PATH [TEST...] : what runs inside the QEMU guest
 # (scripts/vng-run.sh): insmod the module, run the whole selftest suite, or
 # only the tcptw_*.sh scripts named (KTAP), rmmod, and fail
-# if the kernel logged a BUG/WARNING/Oops meanwhile. Every step is bounded
+# if the kernel logged a BUG/WARNING/Oops meanwhile (on a debug kernel also
+# any KASAN or lockdep report, lockdep switched off, or a kmemleak report
+# that points into tcptw after the last rmmod). Every step is bounded
 # with timeout(1). Exit status: 0 only if everything passed.
 
 ko=${1:?usage: run_vm.sh KO_PATH [TEST...]}
@@ -17,10 +19,34 @@ rc=0
 ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
 # the test build (TCPTW_TEST=1) that scripts/check.sh puts beside it
 if [ -z "${TCPTW_TEST_KO:-}" ] && [ -r "$(dirname "$ko")-test/tcptw.ko" ]; then
-	export TCPTW_TEST_KO=$(dirname "$ko")-test/tcptw.ko
+	TCPTW_TEST_KO=$(dirname "$ko")-test/tcptw.ko
+	export TCPTW_TEST_KO
 fi
 dmesg_start=$(dmesg | wc -l)
 echo "# run_vm: kernel $(uname -r), module $ko"
+echo "# run_vm: command line: $(cat /proc/cmdline)"
+
+# Debug kernels (scripts/debug-kernel.sh): lockdep reports once, then
+# switches itself off; a report before the run would hide ours.
+lockdep_on() { grep -qE '^ *debug_locks: *1$' /proc/lockdep_stats 2>/dev/null; }
+lockdep=0
+if [ -r /proc/lockdep_stats ]; then
+	if lockdep_on; then
+		lockdep=1
+	else
+		echo "not ok - selftests: tcptw: lockdep is on at the start"
+		dmesg | grep -E -A 30 'BUG:|WARNING:' | head -n 60 | sed 's/^/# /'
+		rc=1
+	fi
+fi
+# kmemleak: forget what the boot left behind; scanned after the last rmmod
+kmemleak=/sys/kernel/debug/kmemleak
+[ -e /sys/kernel/debug/kmemleak ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null
+if [ -w $kmemleak ]; then
+	echo clear >$kmemleak || kmemleak=
+else
+	kmemleak=
+fi
 
 timeout 60 make -s -C "$here" all || { echo "not ok 1 selftests: tcptw: build"; exit 1; }
 
@@ -60,13 +86,48 @@ if grep -q '^tcptw ' /proc/modules; then
 	timeout 60 rmmod tcptw || { echo "# rmmod tcptw failed"; rc=1; }
 fi
 
+# Every unreferenced object whose allocation backtrace has a frame in
+# tcptw: "[tcptw]" while it is loaded; after its rmmod the frame has no
+# symbol any more and prints as a bare address (any module the tests
+# unloaded, nf_conntrack too: reported as well, and labelled so).
+if [ -n "$kmemleak" ]; then
+	# two scans: an object must be found unreferenced after a grace
+	# period (kmemleak's minimum age is 5 s)
+	sleep 5
+	timeout 600 sh -c "echo scan >$kmemleak" && sleep 6 &&
+		timeout 600 sh -c "echo scan >$kmemleak"
+	leaks=$(timeout 60 cat $kmemleak | awk '
+		/^unreferenced object/ { if (hit) print obj; obj = ""; hit = 0 }
+		{ obj = obj $0 "\n" }
+		/\[tcptw\]/ { hit = 1 }
+		/^ *\[<[0-9a-f]+>\] 0x[0-9a-f]+$/ { hit = 1 }
+		END { if (hit) print obj }')
+	if [ -n "$leaks" ]; then
+		echo "not ok - selftests: tcptw: kmemleak: nothing allocated by tcptw (or another unloaded module) leaked"
+		printf '%b' "$leaks" | head -n 120 | sed 's/^/# /'
+		rc=1
+	else
+		echo "ok - selftests: tcptw: kmemleak: nothing allocated by tcptw leaked ($(timeout 60 grep -c '^unreferenced object' $kmemleak) other unreferenced objects)"
+	fi
+fi
+
+# the reports' first lines (lockdep's and KASAN's say BUG: or WARNING:
+# too; listed for whoever greps for them)
 bad=$(dmesg | tail -n +$((dmesg_start + 1)) |
-	grep -E 'BUG|WARNING|Oops|general protection|Call Trace')
+	grep -E 'BUG|WARNING|Oops|general protection|Call Trace|KASAN:|UBSAN:|possible circular locking|possible recursive locking|suspicious RCU usage|inconsistent lock state|sleeping function called from invalid context|lock held when returning to user space')
 if [ -n "$bad" ]; then
 	echo "not ok - selftests: tcptw: kernel log clean"
 	echo "$bad" | head -n 40 | sed 's/^/# /'
+	# the first report whole (80 lines): the stack, lockdep's locks held
+	dmesg | tail -n +$((dmesg_start + 1)) |
+		grep -E -m 1 -A 80 'BUG|WARNING|Oops|general protection' |
+		sed 's/^/# | /'
 	rc=1
 else
-	echo "# kernel log since the start: no BUG/WARNING/Oops"
+	echo "# kernel log since the start: no BUG/WARNING/Oops/KASAN/lockdep report"
+fi
+if [ $lockdep = 1 ] && ! lockdep_on; then
+	echo "not ok - selftests: tcptw: lockdep still on at the end"
+	rc=1
 fi
 exit $rc
