@@ -80,6 +80,9 @@ void tcptw_ring_reset(struct tcptw_ring *ring)
 		WRITE_ONCE(ring->tail, atomic64_read(&ring->head));
 }
 
+/* where the payload starts: everything after gen */
+#define TCPTW_EV_PAYLOAD offsetof(struct tcptw_event, time_ns)
+
 void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 {
 	u64 idx, old;
@@ -101,19 +104,12 @@ void tcptw_ring_push(struct tcptw_ring *ring, const struct tcptw_event *ev)
 	    cmpxchg64(&slot->gen, old, (idx + 1) | TCPTW_GEN_BUSY) != old)
 		return;
 	/*
-	 * A reader may copy the slot meanwhile (ring_read() discards such a
-	 * copy by its generation): the payload stores are data races by
-	 * design.
+	 * Everything after gen. A reader may copy the slot meanwhile: racy by
+	 * design, ring_read() discards a copy whose generation moved.
 	 */
-	data_race(slot->time_ns = ev->time_ns);
-	data_race(slot->t = ev->t);
-	data_race(slot->age_ms = ev->age_ms);
-	data_race(slot->tsval = ev->tsval);
-	data_race(slot->ts_recent = ev->ts_recent);
-	data_race(slot->idle_ms = ev->idle_ms);
-	data_race(slot->type = ev->type);
-	data_race(slot->flags = ev->flags);
-	data_race(slot->reason = ev->reason);
+	data_race(memcpy((char *)slot + TCPTW_EV_PAYLOAD,
+			 (const char *)ev + TCPTW_EV_PAYLOAD,
+			 sizeof(*slot) - TCPTW_EV_PAYLOAD));
 	/* pairs with ring_read(): the payload is complete before gen */
 	smp_wmb();
 	WRITE_ONCE(slot->gen, idx + 1);

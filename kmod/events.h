@@ -65,6 +65,7 @@ struct tcptw_tuple {
 struct tcptw_event {
 	/* ring index + 1 once written; with TCPTW_GEN_BUSY while being written */
 	u64 gen;
+	/* the payload, from here to the end (tcptw_ring_push() copies it) */
 	u64 time_ns;
 	struct tcptw_tuple t;
 	s32 age_ms;		/* -1: unknown */

@@ -93,7 +93,8 @@ static int attach(struct tcptw_probe *p)
 static void try_attach(struct tcptw_probe *p)
 {
 	p->err = attach(p);
-	p->attached = !p->err;
+	/* handlers read it without probes_lock (tw.c) */
+	WRITE_ONCE(p->attached, !p->err);
 	if (!p->attached && !p->module)
 		pr_info("%s %s not attached (%d)\n", kind_names[p->kind],
 			p->name, p->err);
@@ -119,7 +120,7 @@ static bool detach(struct tcptw_probe *p, unsigned int *nkp,
 {
 	if (!p->attached)
 		return false;
-	p->attached = false;
+	WRITE_ONCE(p->attached, false);
 	p->err = -ENOENT;
 	switch (p->kind) {
 	case TCPTW_TRACEPOINT:
@@ -249,10 +250,11 @@ static unsigned long missed(const struct tcptw_probe *p)
 {
 	switch (p->kind) {
 	case TCPTW_KPROBE:
+		/* the kprobe core counts it without a lock */
 		return data_race(p->kp->nmissed);
 	case TCPTW_KRETPROBE:
-		return data_race(p->krp->kp.nmissed) +
-		       (unsigned int)data_race(p->krp->nmissed);
+		/* both counted without a lock */
+		return data_race(p->krp->kp.nmissed + p->krp->nmissed);
 	default:
 		return 0;
 	}

@@ -152,10 +152,11 @@ struct table_key {
 
 static bool row_matches(const struct table_row *r, const struct table_key *k)
 {
+	if (!READ_ONCE(r->used) || READ_ONCE(r->port) != k->port ||
+	    READ_ONCE(r->family) != k->family)
+		return false;
 	/* lock-free readers recheck seq: a key rewritten meanwhile is ignored */
-	return READ_ONCE(r->used) && READ_ONCE(r->port) == k->port &&
-	       READ_ONCE(r->family) == k->family &&
-	       !data_race(memcmp(&r->addr, &k->addr, sizeof(k->addr)));
+	return !data_race(memcmp(&r->addr, &k->addr, sizeof(k->addr)));
 }
 
 /* The row of @k in @b, without the lock; NULL if none (or being rewritten). */

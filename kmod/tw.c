@@ -144,7 +144,8 @@ static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 {
 	struct tw_syn_stash *stash;
 
-	if (!tw_probes[P_CONN_REQUEST].attached) {
+	/* written under probes_lock while probes run: a marked read */
+	if (!READ_ONCE(tw_probes[P_CONN_REQUEST].attached)) {
 		struct tcptw_event ev = s->ev;
 
 		/* best effort: count the TIME_WAIT's verdict itself */

@@ -19,7 +19,7 @@
 /* @fn has the probe type of tracepoint @tp (data pointer first) */
 #define TCPTW_TP_TYPECHECK(tp, fn)					\
 	static_assert(__same_type(&register_trace_##tp,			\
-				  int (*)(typeof(&fn), void *)),	\
+				  int (*)(typeof(fn) *, void *)),	\
 		      #fn " does not match tracepoint " #tp)
 
 /* version-independent handlers (listen.c) */
@@ -30,6 +30,7 @@ static inline void tcptw_tp_tcp_receive_reset(void *data, struct sock *sk)
 {
 	tcptw_count_rst_received(sk);
 }
+
 TCPTW_TP_TYPECHECK(tcp_receive_reset, tcptw_tp_tcp_receive_reset);
 
 #endif /* _TCPTW_COMPAT_TP_TCP_H */
