@@ -39,11 +39,15 @@ static void print_event(struct out *o, const struct tcptw_event *e)
 {
 	char tbuf[32];
 	time_t t = e->sec;
+	struct tm tm;
 
-	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&t));
+	strftime(tbuf, sizeof(tbuf), "%Y-%m-%d %H:%M:%S",
+		 localtime_r(&t, &tm));
 	out_obj_open(o, NULL);
 	out_text(o, "%s.%03ld ", tbuf, e->nsec / 1000000);
 	out_double(o, "time", NULL, e->sec + e->nsec / 1e9);
+	if (e->have_seq)
+		out_u64(o, "seq", NULL, e->seq);
 	out_str(o, "event", "%-24s", e->name);
 	out_str(o, "src", " %-24s", e->src);
 	out_str(o, "dst", " -> %-24s", e->dst);
@@ -61,16 +65,17 @@ static void print_event(struct out *o, const struct tcptw_event *e)
 	out_obj_close(o);
 }
 
-static bool newer(const struct tcptw_event *e, int64_t sec, long nsec)
-{
-	return e->sec > sec || (e->sec == sec && e->nsec > nsec);
-}
-
+/*
+ * events -f: poll the ring twice a second and print what is new, by seq
+ * where the module numbers its events; the events the ring overwrote
+ * between two reads are counted and reported on stderr (stdout stays
+ * one event per line, plain or JSON).
+ */
 int cmd_events(const struct opts *opt)
 {
+	struct ev_follow f = { 0 };
 	struct event_list l;
-	int64_t last_sec = -1;
-	long last_nsec = -1;
+	uint64_t lost;
 	struct out o;
 	size_t i;
 	char *buf;
@@ -89,16 +94,32 @@ int cmd_events(const struct opts *opt)
 		free(buf);
 		if (err < 0)
 			return fail("events", err);
+		events_sort_seq(&l);
+		/* numbering went back: the module was reloaded, start over */
+		if (f.by_seq && l.n && l.v[l.n - 1].have_seq &&
+		    l.v[l.n - 1].seq < f.last_seq) {
+			fprintf(stderr, "tcptw: events: %s %llu\n",
+				"module reloaded, numbering restarted at",
+				(unsigned long long)l.v[0].seq);
+			f.started = false;
+		}
 		for (i = 0; i < l.n; i++) {
-			if (!newer(&l.v[i], last_sec, last_nsec))
+			if (!ev_follow_take(&f, &l.v[i], &lost))
 				continue;
+			if (lost)
+				fprintf(stderr, "tcptw: events: %llu lost before seq=%llu %s\n",
+					(unsigned long long)lost,
+					(unsigned long long)l.v[i].seq,
+					"(the ring overwrote them between reads)");
 			print_event(&o, &l.v[i]);
-			last_sec = l.v[i].sec;
-			last_nsec = l.v[i].nsec;
 		}
 		events_free(&l);
-		fflush(stdout);
-	} while (opt->follow && sleep_interruptible(1.0));
+		if (fflush(stdout) || ferror(stdout))
+			return fail("stdout", errno ? errno : EIO);
+	} while (opt->follow && sleep_interruptible(0.5));
+	if (opt->follow && f.by_seq)
+		fprintf(stderr, "tcptw: events: %llu lost in all\n",
+			(unsigned long long)f.lost);
 	return EXIT_OK;
 }
 

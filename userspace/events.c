@@ -22,6 +22,20 @@ static int parse_num(const char *s, int64_t *v)
 	return 0;
 }
 
+static int parse_seq(const char *s, struct tcptw_event *ev)
+{
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	ev->seq = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	ev->have_seq = true;
+	return 0;
+}
+
 static int parse_time(const char *s, struct tcptw_event *ev)
 {
 	char *end, *frac;
@@ -87,6 +101,8 @@ int event_parse_line(const char *line, struct tcptw_event *ev)
 			err = copy_tok(ev->reason, sizeof(ev->reason), eq);
 		else if (!strcmp(tok, "idle_ms"))
 			err = parse_num(eq, &ev->idle_ms);
+		else if (!strcmp(tok, "seq"))
+			err = parse_seq(eq, ev);
 		/* later key=value tokens are appended by the ABI: skip */
 	}
 	return err;
@@ -126,6 +142,49 @@ int events_parse(const char *buf, struct event_list *l)
 		p = nl + 1;
 	}
 	return l->n;
+}
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct tcptw_event *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void events_sort_seq(struct event_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (!l->v[i].have_seq)
+			return;
+	if (l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_seq);
+}
+
+bool ev_follow_take(struct ev_follow *f, const struct tcptw_event *e,
+		    uint64_t *lost_before)
+{
+	*lost_before = 0;
+	if (!f->started) {
+		f->started = true;
+		f->by_seq = e->have_seq;
+	} else if (f->by_seq && e->have_seq) {
+		if (e->seq <= f->last_seq)
+			return false;
+		*lost_before = e->seq - f->last_seq - 1;
+		f->lost += *lost_before;
+	} else {
+		/* no seq (or the module was swapped): timestamps, as before */
+		if (e->sec < f->last_sec ||
+		    (e->sec == f->last_sec && e->nsec <= f->last_nsec))
+			return false;
+		f->by_seq = e->have_seq;
+	}
+	f->last_seq = e->seq;
+	f->last_sec = e->sec;
+	f->last_nsec = e->nsec;
+	return true;
 }
 
 void events_free(struct event_list *l)

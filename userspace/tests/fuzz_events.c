@@ -21,8 +21,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	buf[size] = '\0';
 	if (events_parse(buf, &l) >= 0) {
-		for (i = 0; i < l.n; i++)
+		struct ev_follow f = { 0 };
+		uint64_t lost;
+
+		events_sort_seq(&l);
+		for (i = 0; i < l.n; i++) {
 			split_endpoint(l.v[i].src, addr, sizeof(addr), NULL);
+			ev_follow_take(&f, &l.v[i], &lost);
+		}
 		if (l.n)
 			events_top(&l, l.v[0].name, false, top, 8);
 		if (l.n)

@@ -181,6 +181,101 @@ static void test_hist(void **state)
 	table_free(&t);
 }
 
+/* Lines of the events file, numbered: "<t>.0 rst_sent ... seq=<n>". */
+static char *ring(uint64_t first, uint64_t last, uint64_t skip)
+{
+	size_t cap = (last - first + 1) * 64 + 1, o = 0;
+	char *buf = malloc(cap);
+	uint64_t i;
+
+	assert_non_null(buf);
+	buf[0] = '\0';
+	for (i = first; i <= last; i++)
+		if (i != skip)
+			o += snprintf(buf + o, cap - o,
+				      "%llu.0 rst_sent src=- dst=- seq=%llu\n",
+				      (unsigned long long)(1000 + i % 7),
+				      (unsigned long long)i);
+	return buf;
+}
+
+/* Feed one read through the follower: how many are new, lost. */
+static size_t follow(struct ev_follow *f, const char *buf, uint64_t *lost)
+{
+	struct event_list l;
+	uint64_t gap;
+	size_t i, n = 0;
+
+	assert_true(events_parse(buf, &l) >= 0);
+	events_sort_seq(&l);
+	*lost = 0;
+	for (i = 0; i < l.n; i++)
+		if (ev_follow_take(f, &l.v[i], &gap)) {
+			n++;
+			*lost += gap;
+		}
+	events_free(&l);
+	return n;
+}
+
+/*
+ * A 1024-slot ring read three times: the first read takes all it holds;
+ * 100 more events come, the second read prints exactly those although
+ * their timestamps step back (the CPU clocks disagree); then a burst of
+ * 3000 overwrites 1976 before the third read, which says so.
+ */
+static void test_events_follow_seq(void **state)
+{
+	struct ev_follow f = { 0 };
+	struct tcptw_event e;
+	uint64_t lost;
+	char *buf;
+
+	(void)state;
+	assert_int_equal(event_parse_line("5.5 rst_sent src=- dst=- reason=- "
+					  "idle_ms=- seq=18446744073709551615",
+					  &e), 0);
+	assert_true(e.have_seq);
+	assert_true(e.seq == UINT64_MAX);
+	assert_int_equal(event_parse_line("5.5 rst_sent seq=-1", &e), -EINVAL);
+	assert_int_equal(event_parse_line("5.5 rst_sent seq=", &e), -EINVAL);
+	assert_int_equal(event_parse_line("5.5 rst_sent", &e), 0);
+	assert_false(e.have_seq);
+
+	buf = ring(977, 2000, 0);
+	assert_int_equal(follow(&f, buf, &lost), 1024);
+	assert_int_equal(lost, 0);
+	free(buf);
+	buf = ring(1077, 2100, 0);
+	assert_int_equal(follow(&f, buf, &lost), 100);
+	assert_int_equal(lost, 0);
+	free(buf);
+	buf = ring(4077, 5100, 0);
+	assert_int_equal(follow(&f, buf, &lost), 1024);
+	assert_int_equal(lost, 1976);
+	assert_int_equal(f.lost, 1976);
+	free(buf);
+	/* a writer gave up on 5150: a gap inside one read counts too */
+	buf = ring(4127, 5200, 5150);
+	assert_int_equal(follow(&f, buf, &lost), 99);
+	assert_int_equal(lost, 1);
+	assert_int_equal(f.lost, 1977);
+	free(buf);
+}
+
+/* Without seq= (older module): timestamps decide, as before. */
+static void test_events_follow_noseq(void **state)
+{
+	struct ev_follow f = { 0 };
+	uint64_t lost;
+
+	(void)state;
+	assert_int_equal(follow(&f, "1.5 a\n2.5 b\n", &lost), 2);
+	assert_int_equal(follow(&f, "1.5 a\n2.5 b\n3.0 c\n", &lost), 1);
+	assert_int_equal(lost, 0);
+	assert_false(f.by_seq);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -193,6 +288,8 @@ int main(void)
 		cmocka_unit_test(test_listeners_dashes),
 		cmocka_unit_test(test_table_appended_and_short),
 		cmocka_unit_test(test_hist),
+		cmocka_unit_test(test_events_follow_seq),
+		cmocka_unit_test(test_events_follow_noseq),
 	};
 
 	return cmocka_run_group_tests_name("tables", tests, NULL, NULL);
