@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo examples bench style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench soak style sparse \
 	install clean deps deb
 
 all: kmod userspace selftests
@@ -56,6 +56,11 @@ examples:
 
 bench:
 	scripts/bench.sh $(KERNEL)
+
+# The full soak in a guest of $(KERNEL) (hours; a bounded one runs in
+# make check as selftests/tcptw_soak.sh).
+soak:
+	scripts/soak.sh $(KERNEL)
 
 style:
 	KERNEL=$(KERNEL) scripts/style.sh

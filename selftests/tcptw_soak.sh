@@ -1,0 +1,390 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# The soak: tcptw loaded (and reloaded) while the guest is hammered, with
+# concurrent readers of every /proc/net/tcptw file throughout. Bounded in
+# `make check`; `make soak` (scripts/soak.sh) runs it with TCPTW_SOAK=full.
+#
+#                                      bounded   full
+#  (a) rmmod/insmod cycles               10      1000  under short flows
+#      through an nft masquerade (cli masquerades its own traffic to srv)
+#      in namespaces made and destroyed per round, so nf_conntrack goes
+#      live and away (modprobe -r) while tcptw loads and unloads
+#  (b) namespaces created/destroyed      40      2000  each with 2
+#      connections over its loopback, from a task in a memory cgroup v2:
+#      every creation succeeds, tcptw's bytes show in memory.current, and
+#      the bytes tcptw has in use return to their baseline
+#  (c) SYN flood with cookies, s          5        60  at a listener:
+#      ListenSynCookieSent == SyncookiesSent delta, events bounded by the
+#      ring; then SYNs at a closed port: RstSent == OutRsts delta
+#  (d) random writes to control        10^4      10^5  as root and as an
+#      unprivileged user inside a user+net namespace: only EINVAL/EPERM,
+#      and no counter moves
+#  (e) NAT+PAWS (tcptw_nat_paws.sh)       0       100  runs, all passing
+# Ends with one summary line, "# soak: ...", with every figure and the
+# number of kernel reports (BUG/WARNING/KASAN/lockdep lines) found.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nft nstat python3 setpriv unshare
+require_traffic
+require_module
+
+FLOOD=$LIB_DIR/tcptw_flood
+[ -x "$FLOOD" ] || make -s -C "$LIB_DIR" tcptw_flood >/dev/null 2>&1
+[ -x "$FLOOD" ] || { echo "SKIP: $FLOOD not built"; exit $ksft_skip; }
+if [ -z "${TCPTW_KO:-}" ] || [ ! -r "$TCPTW_KO" ]; then
+	echo "SKIP: TCPTW_KO not set (the soak reloads the module)"
+	exit $ksft_skip
+fi
+
+if [ "${TCPTW_SOAK:-}" = full ]; then
+	RELOADS=${SOAK_RELOADS:-1000} NETNS=${SOAK_NETNS:-2000}
+	FLOOD_S=${SOAK_FLOOD_S:-60} WRITES=${SOAK_WRITES:-100000}
+	NAT_PAWS=${SOAK_NAT_PAWS:-100}
+else
+	RELOADS=${SOAK_RELOADS:-10} NETNS=${SOAK_NETNS:-40}
+	FLOOD_S=${SOAK_FLOOD_S:-5} WRITES=${SOAK_WRITES:-10000}
+	NAT_PAWS=${SOAK_NAT_PAWS:-0}
+fi
+DMESG_START=$(dmesg | wc -l)
+REPORTS_RE='BUG:|WARNING:|KASAN:|Oops|general protection|possible circular locking|suspicious RCU usage|inconsistent lock state|sleeping function called from invalid context|possible recursive locking|UBSAN:'
+S_RELOADS=0 S_CT=0 S_FLOWS=0 S_NETNS=0 S_SYN=0 S_COOKIES=0 S_RST=0
+S_WRITES=0 S_NATPAWS=0
+STOP=$TMPDIR_T/stop
+
+# unload_tree MOD: rmmod MOD after everything that holds it
+unload_tree()
+{
+	local m=$1 h
+
+	[ -d "/sys/module/$m" ] || return 0
+	for h in /sys/module/"$m"/holders/*; do
+		[ -e "$h" ] && { unload_tree "${h##*/}" || return 1; }
+	done
+	rmmod "$m" 2>/dev/null
+}
+
+# readers: cat every tcptw file of init_net and of the newest namespace
+readers_start()
+{
+	rm -f "$STOP"
+	(
+		local f ns
+		while [ ! -e "$STOP" ]; do
+			for f in /proc/net/tcptw/*; do
+				[ "${f##*/}" = control ] || cat "$f" >/dev/null 2>&1
+			done
+			ns=$(ip netns list 2>/dev/null | awk 'NR == 1 { print $1 }')
+			[ -n "$ns" ] && ip netns exec "$ns" sh -c \
+				'for f in /proc/net/tcptw/*; do [ "${f##*/}" = control ] || cat "$f"; done' \
+				>/dev/null 2>&1
+		done
+	) &
+	READERS=$!
+	BG_PIDS+=("$READERS")
+}
+
+# stops the readers and every other loop that watches $STOP
+readers_stop()
+{
+	touch "$STOP"
+	bg_wait "$READERS"
+}
+
+# one round of the NAT churn: cli masquerades to srv, 10 flows, teardown,
+# then nf_conntrack goes away if nothing holds it
+ct_round()
+{
+	local cli srv out=$TMPDIR_T/ct.$1
+
+	setup_ns cli srv || return 1
+	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 198.18.4.2/24 || return 1
+	printf '%s\n' "table ip soak {" "chain post {" \
+		"type nat hook postrouting priority srcnat; policy accept;" \
+		"oifname eth0 meta l4proto tcp masquerade" "}" "}" |
+		nsx "$cli" nft -f - || return 1
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+	timeout 30 "$TRAFFIC" server --netns "$(nspath "$srv")" \
+		--listen 198.18.4.2:8080 --count 10 --timeout 20 >/dev/null 2>&1 &
+	sleep 0.2
+	timeout 30 "$TRAFFIC" client --connect 198.18.4.2:8080 --count 10 \
+		--netns "$(nspath "$cli")" --timeout 20 >"$out" 2>/dev/null
+	wait
+	echo "$(json_get "$out" ok)" >>"$TMPDIR_T/ct.ok"
+	cleanup_ns "$cli" "$srv"
+	unload_tree nf_conntrack && echo >>"$TMPDIR_T/ct.unloaded"
+	return 0
+}
+
+test_reload()
+{
+	local name="soak: $RELOADS rmmod/insmod cycles under NAT churn" i ok=0 churn
+
+	test_begin "$name"
+	: >"$TMPDIR_T/ct.ok"
+	: >"$TMPDIR_T/ct.unloaded"
+	readers_start
+	(
+		for ((i = 1; i <= RELOADS * 2 + 10; i++)); do
+			[ -e "$STOP" ] && break
+			ct_round "$i"
+		done
+	) &
+	churn=$!
+	BG_PIDS+=("$churn")
+	for ((i = 1; i <= RELOADS; i++)); do
+		timeout 120 rmmod tcptw || { diag "rmmod #$i failed"; break; }
+		timeout 120 insmod "$TCPTW_KO" || { diag "insmod #$i failed"; break; }
+		ok=$((ok + 1))
+	done
+	readers_stop	# and the churn
+	bg_wait "$churn"
+	S_RELOADS=$ok
+	S_CT=$(wc -l <"$TMPDIR_T/ct.unloaded")
+	S_FLOWS=$(awk '{ s += $1 } END { print s + 0 }' "$TMPDIR_T/ct.ok")
+	diag "$ok cycles; $(wc -l <"$TMPDIR_T/ct.ok") NAT rounds, $S_FLOWS flows ok, nf_conntrack unloaded $S_CT times"
+	check_eq "rmmod/insmod cycles" "$ok" "$RELOADS"
+	check_gt "flows through the NAT" "$S_FLOWS" 0
+	grep -q '^tcptw ' /proc/modules || timeout 120 insmod "$TCPTW_KO"
+	check_eq "module loaded at the end" \
+		"$(grep -c '^tcptw ' /proc/modules)" 1
+	log_test "$name"
+}
+
+used_bytes()
+{
+	awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status"
+}
+
+test_netns()
+{
+	local name="soak: $NETNS namespaces made and destroyed in a memory cgroup"
+	local cg_root=/sys/fs/cgroup cg i b ns ok=0 u0 c0 cmax=0 c per
+
+	test_begin "$name"
+	if [ "$(stat -fc %T "$cg_root" 2>/dev/null)" != cgroup2fs ]; then
+		cg_root=$TMPDIR_T/cg
+		mkdir -p "$cg_root" && mount -t cgroup2 none "$cg_root"
+	fi
+	echo +memory >"$cg_root/cgroup.subtree_control" 2>/dev/null
+	cg=$cg_root/tcptw-soak-$$
+	if ! mkdir -p "$cg" || [ ! -e "$cg/memory.current" ]; then
+		skip_test "no cgroup v2 memory controller"
+		log_test "$name"
+		return
+	fi
+	echo 1G >"$cg/memory.max"
+	u0=$(used_bytes)
+	c0=$(cat "$cg/memory.current")
+	readers_start
+	for ((b = 0; b < NETNS; b += 10)); do
+		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
+			echo "netns add soak-$i"
+		done | bash -c 'echo $$ >"$1/cgroup.procs" && exec ip -force -b -' sh "$cg"
+		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
+			ns=soak-$i
+			NS_LIST+=("$ns")
+			rm -f "$TMPDIR_T/ns.ready"
+			ip netns exec "$ns" sh -c '
+				ip link set lo up &&
+				"$1" server --listen 127.0.0.1:80 --count 2 --timeout 10 \
+					--ready-file "$2" >/dev/null &
+				i=0
+				while [ ! -e "$2" ] && [ $i -lt 200 ]; do
+					sleep 0.05; i=$((i + 1))
+				done
+				"$1" client --connect 127.0.0.1:80 --count 2 --timeout 10
+				wait' \
+				sh "$TRAFFIC" "$TMPDIR_T/ns.ready" >"$TMPDIR_T/ns.json" 2>/dev/null
+			[ "$(json_get "$TMPDIR_T/ns.json" ok)" = 2 ] && ok=$((ok + 1))
+		done
+		c=$(cat "$cg/memory.current")
+		[ "$c" -gt "$cmax" ] && cmax=$c
+		[ -z "$per" ] && per=$(ip netns exec "soak-$((b + 1))" awk \
+			'$1 == "events" || $1 == "peers" || $1 == "listeners" { s += $4 } END { print s + 0 }' \
+			"$TCPTW_PROC/status")
+		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
+			echo "netns del soak-$i"
+		done | ip -force -b - 2>/dev/null
+		NS_LIST=()
+	done
+	readers_stop
+	S_NETNS=$ok
+	diag "namespaces with both connections ok: $ok of $NETNS; memory.current peak $cmax (start $c0), tcptw per netns $per bytes"
+	check_eq "namespaces created and connected" "$ok" "$NETNS"
+	check_gt "cgroup memory.current peak >= 10 namespaces of tcptw - 1" \
+		$((cmax - c0)) $((10 * per - 1))
+	slowwait 180 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $u0 ]"
+	check_eq "tcptw bytes in use back to the baseline" "$(used_bytes)" "$u0"
+	rmdir "$cg" 2>/dev/null
+	log_test "$name"
+}
+
+test_floods()
+{
+	local name="soak: ${FLOOD_S} s SYN flood with cookies, ${FLOOD_S} s RST flood"
+	local cli srv out=$TMPDIR_T/flood c0 c1 m0 m1 r0 r1 o0 o1 ev spid
+
+	test_begin "$name"
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.5.1/24 198.18.5.2/24 &&
+		busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0 ||
+		{ check_err 1 "setup failed"; log_test "$name"; return; }
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
+	# the flooder's own stack answers the SYN-ACKs and RSTs: drop them
+	printf '%s\n' "table inet f {" "chain in {" \
+		"type filter hook input priority 0; policy drop;" "}" "}" |
+		nsx "$cli" nft -f -
+	server_start "$srv" "$out.srv" --listen 198.18.5.2:8080 --no-accept \
+		--timeout $((FLOOD_S * 2 + 60)) || check_err 1 "server did not start"
+	spid=$SERVER_PID
+	readers_start
+	c0=$(tw_counter "$srv" ListenSynCookieSent)
+	m0=$(mib "$srv" TcpExtSyncookiesSent)
+	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:8080 --seconds "$FLOOD_S" \
+		--netns "$(nspath "$cli")" >"$out.syn"
+	sleep 0.5
+	c1=$(tw_counter "$srv" ListenSynCookieSent)
+	m1=$(mib "$srv" TcpExtSyncookiesSent)
+	r0=$(tw_counter "$srv" RstSent)
+	o0=$(mib "$srv" TcpOutRsts)
+	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:9 --seconds "$FLOOD_S" \
+		--netns "$(nspath "$cli")" >"$out.rst"
+	sleep 0.5
+	r1=$(tw_counter "$srv" RstSent)
+	o1=$(mib "$srv" TcpOutRsts)
+	readers_stop
+	ev=$(nsx "$srv" cat "$TCPTW_PROC/events" | wc -l)
+	S_SYN=$(json_get "$out.syn" sent)
+	S_COOKIES=$((m1 - m0))
+	S_RST=$(json_get "$out.rst" sent)
+	diag "SYN flood: $(cat "$out.syn"); SyncookiesSent +$S_COOKIES, ListenSynCookieSent +$((c1 - c0))"
+	diag "RST flood: $(cat "$out.rst"); OutRsts +$((o1 - o0)), RstSent +$((r1 - r0)); events lines $ev"
+	check_gt "SyncookiesSent delta" "$S_COOKIES" 0
+	check_eq "ListenSynCookieSent == SyncookiesSent delta" $((c1 - c0)) "$S_COOKIES"
+	check_gt "OutRsts delta" $((o1 - o0)) 0
+	check_eq "RstSent == OutRsts delta" $((r1 - r0)) $((o1 - o0))
+	check_eq "events lines <= ring size (1024)" \
+		"$([ "$ev" -le 1024 ] && echo 1 || echo 0)" 1
+	kill "$spid" 2>/dev/null
+	bg_wait "$spid"
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# WRITES random writes to FILE: prints "errno:count ..." of the outcomes
+WRITES_PY='import errno, os, random, sys
+path, n = sys.argv[1], int(sys.argv[2])
+random.seed(int(sys.argv[3]))
+words = [b"reset", b"reset\n", b"rese", b"RESET", b"reset ", b"\n", b"\0"]
+seen = {}
+try:
+    fd = os.open(path, os.O_WRONLY)
+except OSError as e:
+    print("%s:%d" % (errno.errorcode.get(e.errno, str(e.errno)), n))
+    sys.exit(0)
+for i in range(n):
+    k = random.random()
+    if k < 0.3:
+        d = bytes(random.getrandbits(8) for _ in range(random.randint(0, 64)))
+    elif k < 0.6:
+        d = random.choice(words) + random.choice(words)[:random.randint(0, 3)]
+    else:
+        d = random.choice(words) + bytes(random.getrandbits(8) for _ in range(random.randint(1, 8)))
+    if d in (b"reset", b"reset\n"):
+        d = b"reset\x00"
+    try:
+        os.write(fd, d)
+        r = "OK"
+    except OSError as e:
+        r = errno.errorcode.get(e.errno, str(e.errno))
+    seen[r] = seen.get(r, 0) + 1
+print(" ".join("%s:%d" % kv for kv in sorted(seen.items())))'
+
+test_control()
+{
+	local name="soak: $WRITES random control writes: only EINVAL/EPERM, no counter moves"
+	local cli srv before r1 r2 r3 n=$((WRITES / 2))
+
+	test_begin "$name"
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.6.1/24 198.18.6.2/24 &&
+		busywait 3000 link_up "$cli" eth0 ||
+		{ check_err 1 "setup failed"; log_test "$name"; return; }
+	# something to lose: RSTs counted in srv
+	"$FLOOD" --src 198.18.6.1 --dst 198.18.6.2:9 --count 20 \
+		--netns "$(nspath "$cli")" >/dev/null
+	sleep 0.3
+	before=$(nsx "$srv" cat "$TCPTW_PROC/counters")
+	r1=$(nsx "$srv" python3 -c "$WRITES_PY" "$TCPTW_PROC/control" "$n" 1)
+	r2=$(ip netns exec "$srv" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups python3 -c "$WRITES_PY" "$TCPTW_PROC/control" \
+		$((n / 2)) 2 2>&1)
+	# an unprivileged user in a user+net namespace of its own
+	if setpriv --reuid=65534 --regid=65534 --clear-groups unshare -Urn true \
+		2>/dev/null; then
+		r3=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+			unshare -Urn python3 -c "$WRITES_PY" "$TCPTW_PROC/control" \
+			$((n / 2)) 3 2>&1)
+	else
+		r3="EINVAL:$((n / 2))"
+		diag "unprivileged user namespaces are disabled here: that part not run"
+	fi
+	diag "root: $r1 | nobody: $r2 | nobody in its own user+net ns: $r3"
+	check_eq "root: only EINVAL" \
+		"$([ "$r1" = "EINVAL:$n" ] && echo 1 || echo 0)" 1
+	# EACCES: the VFS refused the open before tcptw's capability check;
+	# EINVAL: /proc refuses an empty write before calling tcptw
+	check_eq "nobody: only EPERM (or EINVAL for an empty write, EACCES at open)" \
+		"$(echo "$r2" | tr ' ' '\n' | grep -cvE '^(EPERM|EINVAL|EACCES):')" 0
+	check_gt "nobody: EPERM" "$(echo "$r2" | tr ' ' '\n' |
+		sed -n 's/^EPERM://p')" $((n / 4))
+	check_eq "nobody in its own user+net ns: only EINVAL" \
+		"$([ "$r3" = "EINVAL:$((n / 2))" ] && echo 1 || echo 0)" 1
+	check_gt "srv RstSent before the writes" "$(tw_counter "$srv" RstSent)" 0
+	check_eq "srv counters unchanged" \
+		"$([ "$(nsx "$srv" cat "$TCPTW_PROC/counters")" = "$before" ] && echo 1 || echo 0)" 1
+	S_WRITES=$((n + n / 2 * 2))
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_nat_paws()
+{
+	local name="soak: tcptw_nat_paws.sh $NAT_PAWS times" i ok=0 log
+
+	test_begin "$name"
+	if [ "$NAT_PAWS" = 0 ]; then
+		skip_test "bounded soak: tcptw_nat_paws.sh runs once in the suite"
+		log_test "$name"
+		return
+	fi
+	for ((i = 1; i <= NAT_PAWS; i++)); do
+		log=$TMPDIR_T/natpaws.$i
+		(cd "$LIB_DIR" && timeout 900 ./tcptw_nat_paws.sh) >"$log" 2>&1 &&
+			ok=$((ok + 1))
+		grep -q '^not ok' "$log" && grep -E 'FAIL|^not ok' "$log" |
+			head -n 5 | sed "s/^/#   run $i: /"
+	done
+	S_NATPAWS=$ok
+	check_eq "NAT+PAWS runs passed" "$ok" "$NAT_PAWS"
+	log_test "$name"
+}
+
+ktap_plan 6
+test_reload
+test_netns
+test_floods
+test_control
+test_nat_paws
+test_begin "reports"
+REPORTS=$(dmesg | tail -n +$((DMESG_START + 1)) | grep -cE "$REPORTS_RE")
+[ "$REPORTS" -gt 0 ] && dmesg | tail -n +$((DMESG_START + 1)) |
+	grep -E -A6 "$REPORTS_RE" | head -n 40 | sed 's/^/#   /'
+check_eq "kernel reports (BUG/WARNING/KASAN/lockdep) during the soak" "$REPORTS" 0
+log_test "soak: kernel log clean"
+diag "soak: kernel $(uname -r) $(date -u +%F): reloads=$S_RELOADS/$RELOADS nf_conntrack_unloads=$S_CT nat_flows=$S_FLOWS netns=$S_NETNS/$NETNS syn_flood=${S_SYN}pkts cookies=$S_COOKIES rst_flood=${S_RST}pkts control_writes=$S_WRITES nat_paws=$S_NATPAWS/$NAT_PAWS reports=$REPORTS"
+ktap_finish
