@@ -280,11 +280,34 @@ static void print_finding(struct out *o, const struct finding *f)
 	out_obj_close(o);
 }
 
+/* Refuse a baseline that cannot be compared with @cur; warn on an old one. */
+static int check_baseline(const char *path, const struct snapshot *base,
+			  const struct snapshot *cur)
+{
+	char why[200];
+
+	switch (baseline_check(base, cur, cur->ts, why, sizeof(why))) {
+	case BASE_OK:
+		return 0;
+	case BASE_OLD_FORMAT:
+		fprintf(stderr, "tcptw: warning: baseline %s %s\n", path, why);
+		return 0;
+	default:
+		fprintf(stderr, "tcptw: baseline %s %s: not used\n", path, why);
+		return EXIT_RUNTIME;
+	}
+}
+
+/*
+ * The two snapshots of the window. Ctrl-C while sampling ends the window
+ * early: what was seen so far is still diagnosed (*@cut says so).
+ */
 static int load_or_sample(const struct opts *opt, struct snapshot *base,
-			  struct snapshot *cur)
+			  struct snapshot *cur, bool *cut)
 {
 	int err;
 
+	*cut = false;
 	if (opt->baseline) {
 		err = snapshot_load(base, opt->baseline);
 		if (err) {
@@ -295,16 +318,22 @@ static int load_or_sample(const struct opts *opt, struct snapshot *base,
 		}
 	} else {
 		snapshot_take(base, SNAP_CT | SNAP_HISTCTR);
-		if (opt->since > 0 && !sleep_interruptible(opt->since)) {
-			snapshot_free(base);
-			return EXIT_RUNTIME;
-		}
+		if (opt->since > 0 && !sleep_interruptible(opt->since))
+			*cut = true;
 	}
 	snapshot_take(cur, SNAP_ALL & ~SNAP_HIST);
 	if (cur->mib_err) {
 		snapshot_free(base);
 		snapshot_free(cur);
 		return fail("/proc/net/netstat", cur->mib_err);
+	}
+	if (opt->baseline) {
+		err = check_baseline(opt->baseline, base, cur);
+		if (err) {
+			snapshot_free(base);
+			snapshot_free(cur);
+			return err;
+		}
 	}
 	return 0;
 }
@@ -316,6 +345,7 @@ int cmd_diagnose(const struct opts *opt)
 	struct diag_input in = { 0 };
 	struct diag_result *r;
 	struct out o;
+	bool cut;
 	int err, i;
 
 	install_stop_handlers();
@@ -330,9 +360,11 @@ int cmd_diagnose(const struct opts *opt)
 			printf("baseline saved to %s\n", opt->save_baseline);
 		return EXIT_OK;
 	}
-	err = load_or_sample(opt, &base, &cur);
+	err = load_or_sample(opt, &base, &cur, &cut);
 	if (err)
 		return err;
+	/* Ctrl-C again from here on ends nothing early */
+	tcptw_stop = 0;
 	r = calloc(1, sizeof(*r));
 	if (!r || snapshot_diag_input(&base, &cur, opt->baseline ?
 				      cur.ts - base.ts : cur.mono - base.mono,
@@ -341,13 +373,19 @@ int cmd_diagnose(const struct opts *opt)
 		goto out;
 	}
 	diagnose_run(&in, r);
+	if (cut)
+		fprintf(stderr, "tcptw: diagnose: interrupted, %s %.1f s\n",
+			"diagnosing the window sampled so far:", in.secs);
 
 	out_init(&o, stdout, opt->json);
 	out_obj_open(&o, NULL);
 	out_str(&o, "netns", "tcptw diagnose: netns %s", opt->label);
 	out_double(&o, "ts", NULL, cur.ts);
 	out_double(&o, "window_s", ", %.1f s window", in.secs);
-	out_text(&o, opt->baseline ? " (since baseline)\n" : "\n");
+	out_text(&o, opt->baseline ? " (since baseline)\n" :
+		 cut ? " (interrupted)\n" : "\n");
+	if (cut)
+		out_bool(&o, "interrupted", NULL, true);
 	out_bool(&o, "module_loaded", NULL, cur.module);
 	if (!cur.module)
 		out_text(&o, "note: %s\n", module_hint());

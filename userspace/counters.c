@@ -230,8 +230,14 @@ int ctr_diff(const struct ctrset *prev, const struct ctrset *cur, double secs,
 		if (p) {
 			d->delta = ctr_sub(p->val, d->val, &d->flags);
 		} else {
+			/*
+			 * A whole set that was absent (module or conntrack
+			 * loaded since) counted from 0 at load: its value is
+			 * the delta. One counter missing from a set that was
+			 * there is unknown, not its lifetime value.
+			 */
 			d->flags |= CTR_NEW;
-			d->delta = d->val;
+			d->delta = prev && prev->n ? 0 : d->val;
 		}
 		d->rate = secs > 0 ? d->delta / secs : 0;
 	}

@@ -22,7 +22,7 @@ struct ctrset {
 
 /* Flags of one counter delta. */
 enum {
-	CTR_NEW = 1 << 0,	/* absent before: delta counts from 0 */
+	CTR_NEW = 1 << 0,	/* absent before: delta from 0 if its set was */
 	CTR_GONE = 1 << 1,	/* absent now: no delta, last value kept */
 	CTR_WRAP32 = 1 << 2,	/* went backwards near 2^32: 32-bit wrap */
 	CTR_RESET = 1 << 3,	/* went backwards otherwise: reset, from 0 */

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "proc.h"
 #include "snapshot.h"
@@ -87,12 +88,30 @@ static void hist_counters(const struct table *t, struct ctrset *c)
 		}
 }
 
+/* Which netns and which boot the counters belong to. */
+static void read_ids(struct snapshot *s)
+{
+	ssize_t n;
+	char *buf;
+
+	n = readlink("/proc/self/ns/net", s->netns_id,
+		     sizeof(s->netns_id) - 1);
+	s->netns_id[n > 0 ? n : 0] = '\0';
+	buf = tcptw_read("sys/kernel/random/boot_id", NULL);
+	if (buf) {
+		buf[strcspn(buf, " \t\n")] = '\0';
+		snprintf(s->boot_id, sizeof(s->boot_id), "%s", buf);
+		free(buf);
+	}
+}
+
 int snapshot_take(struct snapshot *s, unsigned int what)
 {
 	char *buf;
 	int n;
 
 	memset(s, 0, sizeof(*s));
+	read_ids(s);
 	s->ts = snapshot_clock(CLOCK_REALTIME);
 	s->mono = snapshot_clock(CLOCK_MONOTONIC);
 	s->module = tcptw_module_loaded();
@@ -157,27 +176,33 @@ void snapshot_free(struct snapshot *s)
 	table_free(&s->hist);
 }
 
-static void save_set(FILE *f, const char *prefix, const struct ctrset *c)
+static size_t save_set(FILE *f, const char *prefix, const struct ctrset *c)
 {
 	size_t i;
 
 	for (i = 0; i < c->n; i++)
 		fprintf(f, "%s%-40s\t%llu\n", prefix, c->v[i].name,
 			(unsigned long long)c->v[i].val);
+	return c->n;
 }
 
 int snapshot_save(const struct snapshot *s, const char *path)
 {
 	FILE *f = fopen(path, "w");
+	size_t n = 0;
 
 	if (!f)
 		return -errno;
 	fprintf(f, "#ts %.3f\n", s->ts);
-	save_set(f, "tcptw.", &s->mod);
-	save_set(f, "mib.", &s->mib);
+	fprintf(f, "#netns %s\n", *s->netns_id ? s->netns_id : "-");
+	fprintf(f, "#boot_id %s\n", *s->boot_id ? s->boot_id : "-");
+	n += save_set(f, "tcptw.", &s->mod);
+	n += save_set(f, "mib.", &s->mib);
 	if (s->have_ct)
-		save_set(f, "ct.", &s->ct.stats);
-	save_set(f, "hist.", &s->histc);
+		n += save_set(f, "ct.", &s->ct.stats);
+	n += save_set(f, "hist.", &s->histc);
+	/* the last line: a file cut short lacks it */
+	fprintf(f, "#end %zu\n", n);
 	if (ferror(f)) {
 		fclose(f);
 		return -EIO;
@@ -185,10 +210,31 @@ int snapshot_save(const struct snapshot *s, const char *path)
 	return fclose(f) ? -errno : 0;
 }
 
+/* The word after "\n#<key> " (or at the start) into @dst, "-": empty. */
+static void header_word(const char *buf, const char *key, char *dst,
+			size_t len)
+{
+	const char *p = buf;
+	size_t klen = strlen(key), n;
+
+	dst[0] = '\0';
+	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (p[0] != '#' || strncmp(p + 1, key, klen) || p[1 + klen] != ' ')
+			continue;
+		p += 2 + klen;
+		n = strcspn(p, " \t\n");
+		if (n < len && !(n == 1 && *p == '-')) {
+			memcpy(dst, p, n);
+			dst[n] = '\0';
+		}
+		return;
+	}
+}
+
 int snapshot_load(struct snapshot *s, const char *path)
 {
 	struct ctrset all = { 0 };
-	char *buf, *ts;
+	char *buf, *ts, end[24];
 	size_t i;
 	int n;
 
@@ -214,10 +260,16 @@ int snapshot_load(struct snapshot *s, const char *path)
 		free(buf);
 		return -EINVAL;
 	}
+	header_word(buf, "netns", s->netns_id, sizeof(s->netns_id));
+	header_word(buf, "boot_id", s->boot_id, sizeof(s->boot_id));
+	header_word(buf, "end", end, sizeof(end));
 	n = ctr_parse_snmp6(&all, buf, NULL);
 	free(buf);
 	if (n < 0)
 		return n;
+	/* complete: "#end N" and exactly N counters before it */
+	s->complete = *end && strtoull(end, NULL, 10) == all.n &&
+		      strspn(end, "0123456789") == strlen(end);
 	for (i = 0; i < all.n; i++) {
 		const char *nm = all.v[i].name;
 		uint64_t v = all.v[i].val;
@@ -241,6 +293,42 @@ int snapshot_load(struct snapshot *s, const char *path)
 	s->listeners_err = -ENOENT;
 	s->hist_err = -ENOENT;
 	return 0;
+}
+
+enum baseline_verdict baseline_check(const struct snapshot *base,
+				     const struct snapshot *cur, double now,
+				     char *why, size_t len)
+{
+	/* a clock a few seconds apart (another host's NTP) is no future */
+	if (base->ts > now + 5) {
+		snprintf(why, len, "is dated %.1f s in the future",
+			 base->ts - now);
+		return BASE_FUTURE;
+	}
+	if (!*base->netns_id && !*base->boot_id) {
+		snprintf(why, len, "%s",
+			 "has no netns or boot id (saved by an older tcptw): not checked");
+		return BASE_OLD_FORMAT;
+	}
+	if (!base->complete) {
+		snprintf(why, len, "%s",
+			 "is truncated (its #end line is missing or does not match)");
+		return BASE_TRUNCATED;
+	}
+	if (*base->boot_id && *cur->boot_id &&
+	    strcmp(base->boot_id, cur->boot_id)) {
+		snprintf(why, len, "%s",
+			 "was saved before the last reboot: the counters restarted since");
+		return BASE_OTHER_BOOT;
+	}
+	if (*base->netns_id && *cur->netns_id &&
+	    strcmp(base->netns_id, cur->netns_id)) {
+		snprintf(why, len, "was saved in netns %s, this is %s",
+			 base->netns_id, cur->netns_id);
+		return BASE_OTHER_NETNS;
+	}
+	*why = '\0';
+	return BASE_OK;
 }
 
 int snapshot_diag_input(const struct snapshot *base,

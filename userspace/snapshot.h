@@ -26,6 +26,9 @@ enum {
 
 struct snapshot {
 	double ts;		/* CLOCK_REALTIME */
+	char netns_id[64];	/* "net:[inode]" of the netns read, or "" */
+	char boot_id[40];	/* /proc/sys/kernel/random/boot_id, or "" */
+	bool complete;		/* a loaded baseline ended with its #end line */
 	double mono;		/* CLOCK_MONOTONIC: intervals */
 	bool module;		/* /proc/net/tcptw/counters exists */
 	int mod_err;		/* -errno reading it */
@@ -49,13 +52,32 @@ int snapshot_take(struct snapshot *s, unsigned int what);
 void snapshot_free(struct snapshot *s);
 
 /*
- * A baseline file: "#ts <seconds>" then one "Name value" line per counter,
- * names prefixed "tcptw.", "mib.", "ct." or "hist." (snmp6 format, so awk and
- * nstat-style tools read it too).
+ * A baseline file: "#ts <seconds>", "#netns net:[inode]", "#boot_id
+ * <uuid>", then one "Name value" line per counter, names prefixed
+ * "tcptw.", "mib.", "ct." or "hist." (snmp6 format, so awk and
+ * nstat-style tools read it too), then "#end <number of counters>".
  */
 int snapshot_save(const struct snapshot *s, const char *path);
-/* Counters and ts only; other fields empty. -errno. */
+/* Counters, ts, netns_id, boot_id, complete; other fields empty. -errno. */
 int snapshot_load(struct snapshot *s, const char *path);
+
+enum baseline_verdict {
+	BASE_OK,
+	BASE_OLD_FORMAT,	/* no netns/boot id (older tcptw): a warning */
+	BASE_TRUNCATED,		/* refused */
+	BASE_OTHER_NETNS,	/* refused */
+	BASE_OTHER_BOOT,	/* refused: the counters restarted since */
+	BASE_FUTURE,		/* refused: dated after @now */
+};
+
+/*
+ * Can @base be compared with @cur, read at @now (CLOCK_REALTIME)? @why
+ * gets a sentence saying what is wrong with it. An unknown id on either
+ * side (a fixture tree) is not checked.
+ */
+enum baseline_verdict baseline_check(const struct snapshot *base,
+				     const struct snapshot *cur, double now,
+				     char *why, size_t len);
 
 /* The deltas a diagnosis window needs, owned here, pointed to by in. */
 struct diag_window {

@@ -164,8 +164,9 @@ static void test_diff_appear_vanish(void **state)
 	assert_non_null(d);
 	assert_int_equal(d->delta, 20);
 	assert_true(d->rate > 9.99 && d->rate < 10.01);
+	/* missing from a set that was there: unknown, not its lifetime 6 */
 	d = deltaset_find(&ds, "New");
-	assert_int_equal(d->delta, 6);
+	assert_int_equal(d->delta, 0);
 	assert_true(d->flags & CTR_NEW);
 	d = deltaset_find(&ds, "Gone");
 	assert_int_equal(d->delta, 0);
@@ -176,6 +177,12 @@ static void test_diff_appear_vanish(void **state)
 	assert_int_equal(ctr_diff(NULL, &b, 0, &ds), 0);
 	assert_int_equal(ds.n, 2);
 	assert_true(ds.v[0].rate == 0);
+	deltaset_free(&ds);
+	/* a set absent before (module loaded since): counted from 0 */
+	ctrset_free(&a);
+	assert_int_equal(ctr_diff(&a, &b, 2.0, &ds), 0);
+	assert_int_equal(deltaset_get(&ds, "New"), 6);
+	assert_int_equal(deltaset_get(&ds, "Kept"), 30);
 	deltaset_free(&ds);
 	ctrset_free(&a);
 	ctrset_free(&b);

@@ -344,6 +344,118 @@ static void test_baseline_roundtrip(void **state)
 	assert_int_equal(snapshot_load(&b, "/nonexistent/b"), -ENOENT);
 }
 
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = calloc(1, 1 << 20);
+
+	assert_non_null(f);
+	assert_non_null(buf);
+	assert_true(fread(buf, 1, (1 << 20) - 1, f) > 0);
+	fclose(f);
+	return buf;
+}
+
+/* Write @text to a temporary file; its path in @path. */
+static void write_tmp(char *path, const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/tcptw-base-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+}
+
+static enum baseline_verdict verdict_of(const char *text,
+					const struct snapshot *cur,
+					char *why, size_t len)
+{
+	enum baseline_verdict v;
+	struct snapshot b;
+	char path[32];
+
+	write_tmp(path, text);
+	assert_int_equal(snapshot_load(&b, path), 0);
+	v = baseline_check(&b, cur, cur->ts, why, len);
+	snapshot_free(&b);
+	unlink(path);
+	return v;
+}
+
+/*
+ * Each baseline that cannot be compared is refused with the reason; an
+ * older file without ids is used with a warning. A counter missing from
+ * a baseline counts as unknown (delta 0), not as its lifetime value.
+ */
+static void test_baseline_checks(void **state)
+{
+	char path[] = "/tmp/tcptw-baseline-XXXXXX", why[200], *buf, *orig, *p;
+	struct snapshot a, b;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	use_tree("conntrack_full", "t1");
+	snapshot_take(&a, SNAP_CT);
+	snprintf(a.netns_id, sizeof(a.netns_id), "net:[4026531840]");
+	snprintf(a.boot_id, sizeof(a.boot_id), "0a6f-boot-1");
+	assert_int_equal(snapshot_save(&a, path), 0);
+	assert_int_equal(snapshot_load(&b, path), 0);
+	assert_true(b.complete);
+	assert_string_equal(b.netns_id, "net:[4026531840]");
+	assert_string_equal(b.boot_id, "0a6f-boot-1");
+	assert_int_equal(baseline_check(&b, &a, a.ts + 10, why, sizeof(why)),
+			 BASE_OK);
+	snapshot_free(&b);
+	buf = slurp(path);
+	orig = strdup(buf);
+	unlink(path);
+
+	/* truncated: the last 40 bytes (and the #end line) cut off */
+	buf[strlen(buf) - 40] = '\0';
+	assert_int_equal(verdict_of(buf, &a, why, sizeof(why)),
+			 BASE_TRUNCATED);
+	assert_non_null(strstr(why, "truncated"));
+	/* an #end that counts more than is there */
+	assert_int_equal(verdict_of("#ts 1\n#netns net:[4026531840]\n"
+				    "mib.TcpExtTW 5\n#end 2\n", &a, why,
+				    sizeof(why)), BASE_TRUNCATED);
+	free(buf);
+	buf = orig;
+	/* another netns */
+	p = strstr(buf, "4026531840");
+	memcpy(p, "4026532999", 10);
+	assert_int_equal(verdict_of(buf, &a, why, sizeof(why)),
+			 BASE_OTHER_NETNS);
+	assert_non_null(strstr(why, "net:[4026532999], this is "
+				    "net:[4026531840]"));
+	memcpy(p, "4026531840", 10);
+	/* before a reboot */
+	p = strstr(buf, "0a6f-boot-1");
+	p[10] = '0';
+	assert_int_equal(verdict_of(buf, &a, why, sizeof(why)),
+			 BASE_OTHER_BOOT);
+	assert_non_null(strstr(why, "reboot"));
+	free(buf);
+	/* from the future: a day ahead of now */
+	snprintf(why, sizeof(why), "#ts %.3f\n#netns net:[4026531840]\n"
+		 "#boot_id 0a6f-boot-1\nmib.TcpExtTW 5\n#end 1\n",
+		 a.ts + 86400);
+	buf = strdup(why);
+	assert_int_equal(verdict_of(buf, &a, why, sizeof(why)), BASE_FUTURE);
+	assert_non_null(strstr(why, "86400.0 s in the future"));
+	free(buf);
+	/* an older tcptw's file: used, with a warning */
+	assert_int_equal(verdict_of("#ts 1\nmib.TcpExtTW 5\n", &a, why,
+				    sizeof(why)), BASE_OLD_FORMAT);
+	assert_non_null(strstr(why, "older tcptw"));
+	snapshot_free(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -363,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_nat_idle_reset_nohist),
 		cmocka_unit_test(test_findings_complete),
 		cmocka_unit_test(test_baseline_roundtrip),
+		cmocka_unit_test(test_baseline_checks),
 	};
 
 	return cmocka_run_group_tests_name("diagnose", tests, NULL, NULL);
