@@ -361,6 +361,28 @@ static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
+/* the tcp_send_reset tracepoint's handler (compat/tp_tcp.h), 6.10+ */
+void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
+			  u8 reason)
+{
+	struct tcptw_event ev = {
+		.type = TCPTW_EV_RST_SENT,
+		.age_ms = -1,
+		.reason = reason,
+	};
+	const struct net *net;
+
+	if (sk)
+		net = sock_net(sk);
+	else if (skb_dst(skb))
+		net = dev_net(skb_dst(skb)->dev);
+	else
+		return;
+	tcptw_tuple_from_skb(&ev.t, skb);
+	tcptw_tuple_swap(&ev.t);
+	tcptw_count_event(net, TCPTW_RST_SENT, &ev);
+}
+
 /* tcp_send_active_reset(sk, ...) counts OutRsts on every call */
 static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
 {
@@ -480,10 +502,13 @@ static struct tcptw_probe listen_probes[] = {
 	  .kp = &kp_oow },
 	{ .name = "tcp_rcv_state_process", .kind = TCPTW_KRETPROBE,
 	  .krp = &krp_rcv_state },
+	{ .name = "tcp_send_reset", .kind = TCPTW_TRACEPOINT,
+	  .tp_func = tcptw_tp_tcp_send_reset,
+	  .unused = !TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_v4_send_reset", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_v4_reset },
+	  .krp = &krp_v4_reset, .unused = TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_v6_send_reset", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_v6_reset },
+	  .krp = &krp_v6_reset, .unused = TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_send_active_reset", .kind = TCPTW_KPROBE,
 	  .kp = &kp_active_reset },
 	{ .name = "tcp_receive_reset", .kind = TCPTW_TRACEPOINT,

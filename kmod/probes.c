@@ -92,6 +92,8 @@ static int attach(struct tcptw_probe *p)
 
 static void try_attach(struct tcptw_probe *p)
 {
+	if (p->unused)
+		return;
 	p->err = attach(p);
 	/* handlers read it without probes_lock (tw.c) */
 	WRITE_ONCE(p->attached, !p->err);
@@ -267,6 +269,8 @@ void tcptw_probes_show(struct seq_file *seq)
 
 	mutex_lock(&probes_lock);
 	for (n = 0; (p = probe_at(n)); n++) {
+		if (p->unused)
+			continue;
 		seq_printf(seq, "%s\t%s\t", p->name, kind_names[p->kind]);
 		if (p->attached)
 			seq_puts(seq, "attached");

@@ -30,6 +30,11 @@ struct tcptw_probe {
 	};
 	/* the module the symbol lives in, NULL for vmlinux */
 	const char *module;
+	/*
+	 * Another hook counts the same on this kernel (compat/): never
+	 * attached, and not listed in the probes file.
+	 */
+	bool unused;
 	/* private to probes.c */
 	struct tracepoint *tp;
 	int err;			/* 0 attached, -errno otherwise */

@@ -24,6 +24,9 @@
 
 /* version-independent handlers (listen.c) */
 void tcptw_count_rst_received(struct sock *sk);
+/* a RST in reply to @skb; @reason: index + 1 into the kernel's list, 0 none */
+void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
+			  u8 reason);
 
 /* tcp:tcp_receive_reset: TP_PROTO(struct sock *sk) in 5.10 through 7.2 */
 static inline void tcptw_tp_tcp_receive_reset(void *data, struct sock *sk)
@@ -32,5 +35,39 @@ static inline void tcptw_tp_tcp_receive_reset(void *data, struct sock *sk)
 }
 
 TCPTW_TP_TYPECHECK(tcp_receive_reset, tcptw_tp_tcp_receive_reset);
+
+#ifdef TCPTW_HAVE_RST_REASON
+/*
+ * v6.10: tcp:tcp_send_reset(sk, skb, reason) fires in tcp_v{4,6}_send_reset()
+ * for every RST they send (after the checks that send none), with the
+ * reason; skb is NULL from tcp_send_active_reset(), which tcptw counts
+ * at its entry instead. Exact in any context, where the MIB slot method
+ * of the older kernels is not: one tracepoint in place of two kretprobes.
+ */
+#define TCPTW_COMPAT_RST_TRACEPOINT true
+
+static inline void tcptw_tp_tcp_send_reset(void *data, const struct sock *sk,
+					   const struct sk_buff *skb,
+					   const enum sk_rst_reason reason)
+{
+	if (skb)
+		tcptw_count_rst_sent(sk, skb, reason < SK_RST_REASON_MAX ?
+					      reason + 1 : 0);
+}
+#else
+/*
+ * Before v6.10 it fires only for full sockets (no RST to a closed port,
+ * from TIME_WAIT or a request socket) and has no reason: left unused,
+ * the kretprobes on tcp_v{4,6}_send_reset() count instead.
+ */
+#define TCPTW_COMPAT_RST_TRACEPOINT false
+
+static inline void tcptw_tp_tcp_send_reset(void *data, const struct sock *sk,
+					   const struct sk_buff *skb)
+{
+}
+#endif
+
+TCPTW_TP_TYPECHECK(tcp_send_reset, tcptw_tp_tcp_send_reset);
 
 #endif /* _TCPTW_COMPAT_TP_TCP_H */
