@@ -51,7 +51,8 @@ ns_bytes()
 		END { print b + 0 }' "$TCPTW_PROC/status"
 }
 
-# a memory cgroup under the v2 hierarchy, in $CG
+# a memory cgroup of its own (tcptw-mem-$$-NAME) under the v2 hierarchy,
+# in $CG
 cgroup_setup()
 {
 	if [ "$(stat -fc %T "$CG_ROOT" 2>/dev/null)" != cgroup2fs ]; then
@@ -61,7 +62,7 @@ cgroup_setup()
 	fi
 	grep -qw memory "$CG_ROOT/cgroup.controllers" || return 1
 	echo +memory >"$CG_ROOT/cgroup.subtree_control" 2>/dev/null
-	CG=$CG_ROOT/tcptw-mem-$$
+	CG=$CG_ROOT/tcptw-mem-$$-$1
 	mkdir -p "$CG" && [ -e "$CG/memory.current" ]
 }
 
@@ -82,6 +83,7 @@ add_many()
 {
 	local i
 
+	ADD_BASE=$(used_bytes)
 	for ((i = 1; i <= $2; i++)); do
 		NS_LIST+=("$1-$i")
 	done
@@ -90,6 +92,13 @@ add_many()
 	done | in_cgroup ip -force -b -
 }
 
+used_bytes()
+{
+	awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status"
+}
+
+# del_many PREFIX N: delete them and wait until the kernel has freed them
+# (a worker does, later), so that the next test starts from a clean slate
 del_many()
 {
 	local i
@@ -98,6 +107,8 @@ del_many()
 		echo "netns del $1-$i"
 	done | ip -force -b - 2>/dev/null
 	NS_LIST=()
+	slowwait 120 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $ADD_BASE ]" ||
+		diag "$1-*: tcptw's bytes not back to $ADD_BASE after 120 s: $(used_bytes)"
 }
 
 test_charged()
@@ -106,7 +117,7 @@ test_charged()
 	local c0 c1 per
 
 	test_begin "$name"
-	if ! cgroup_setup; then
+	if ! cgroup_setup charged; then
 		skip_test "no cgroup v2 memory controller"
 		log_test "$name"
 		return
@@ -136,7 +147,7 @@ test_limited()
 	local i st ok=0 oom0 oom1 r0 r1 m0 m1 refused
 
 	test_begin "$name"
-	if ! cgroup_setup; then
+	if ! cgroup_setup limited; then
 		skip_test "no cgroup v2 memory controller"
 		log_test "$name"
 		return
