@@ -16,8 +16,7 @@ APT_PKGS=(
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
 	clang libclang-rt-14-dev xz-utils
 	# userspace CLI and its unit tests
-	libmnl-dev libnl-3-dev libnl-genl-3-dev libnl-route-3-dev libnl-idiag-3-dev
-	libnetfilter-conntrack-dev libcmocka-dev
+	libmnl-dev libcmocka-dev
 	# style
 	codespell shellcheck
 	# make deb, and the packages' install test in a chroot (deb-test.sh)

@@ -4,19 +4,22 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <libmnl/libmnl.h>
+#include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
-#include <libnfnetlink/libnfnetlink.h>
-#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include "ct.h"
 #include "proc.h"
 #include "sysctl.h"
 
 /*
- * libnetfilter_conntrack has no statistics call (conntrack -S builds the
- * IPCTNL_MSG_CT_GET_STATS{,_CPU} requests itself), so this goes one layer
- * down to libnfnetlink, which it is built on: framing, sequence numbers,
- * attribute parsing and the dump loop are the library's.
+ * ctnetlink statistics through libmnl, as conntrack -S does:
+ * IPCTNL_MSG_CT_GET_STATS_CPU (a dump, one message per CPU) and
+ * IPCTNL_MSG_CT_GET_STATS (count and max). libnetfilter_conntrack has
+ * no call for them, so it is not used.
  */
 static const struct {
 	int attr;
@@ -40,110 +43,137 @@ struct ct_sum {
 	uint64_t v[CT_NATTRS];
 	bool seen[CT_NATTRS];
 	int cpus;
+	struct ct_info *ct;
 };
 
-static int stats_cpu_cb(struct nlmsghdr *nlh, struct nfattr *nfa[], void *data)
+/* A u32 attribute of @nlh's payload (after the nfgenmsg), or false. */
+static bool attr_u32(const struct nlmsghdr *nlh, int type, uint32_t *v)
+{
+	const struct nlattr *a;
+
+	mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+		if (mnl_attr_get_type(a) != type)
+			continue;
+		if (mnl_attr_validate(a, MNL_TYPE_U32) < 0)
+			return false;
+		*v = ntohl(mnl_attr_get_u32(a));
+		return true;
+	}
+	return false;
+}
+
+static int stats_cb(const struct nlmsghdr *nlh, void *data)
 {
 	struct ct_sum *sum = data;
+	uint32_t v;
 	size_t i;
 
-	(void)nlh;
+	if ((nlh->nlmsg_type & 0xff) == IPCTNL_MSG_CT_GET_STATS) {
+		if (attr_u32(nlh, CTA_STATS_GLOBAL_ENTRIES, &v)) {
+			sum->ct->count = v;
+			sum->ct->have_count = true;
+		}
+		if (attr_u32(nlh, CTA_STATS_GLOBAL_MAX_ENTRIES, &v)) {
+			sum->ct->max = v;
+			sum->ct->have_max = true;
+		}
+		return MNL_CB_OK;
+	}
 	for (i = 0; i < CT_NATTRS; i++) {
-		struct nfattr *a = nfa[ct_attrs[i].attr - 1];
-
-		if (!a || NFA_PAYLOAD(a) < 4)
+		if (!attr_u32(nlh, ct_attrs[i].attr, &v))
 			continue;
-		sum->v[i] += ntohl(*(uint32_t *)NFA_DATA(a));
+		sum->v[i] += v;
 		sum->seen[i] = true;
 	}
 	sum->cpus++;
-	return NFNL_CB_CONTINUE;
+	return MNL_CB_OK;
 }
 
-static int stats_global_cb(struct nlmsghdr *nlh, struct nfattr *nfa[],
-			   void *data)
+static int ct_request(struct mnl_socket *nl, char *buf, size_t len,
+		      uint8_t type, uint16_t flags, struct ct_sum *sum)
 {
-	struct ct_info *ct = data;
-	struct nfattr *a;
+	unsigned int portid = mnl_socket_get_portid(nl), seq;
+	struct nfgenmsg *nfg;
+	struct nlmsghdr *nlh;
+	ssize_t n;
+	int ret;
 
-	(void)nlh;
-	a = nfa[CTA_STATS_GLOBAL_ENTRIES - 1];
-	if (a && NFA_PAYLOAD(a) >= 4) {
-		ct->count = ntohl(*(uint32_t *)NFA_DATA(a));
-		ct->have_count = true;
-	}
-	a = nfa[CTA_STATS_GLOBAL_MAX_ENTRIES - 1];
-	if (a && NFA_PAYLOAD(a) >= 4) {
-		ct->max = ntohl(*(uint32_t *)NFA_DATA(a));
-		ct->have_max = true;
-	}
-	return NFNL_CB_CONTINUE;
+	nlh = mnl_nlmsg_put_header(buf);
+	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
+	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
+	seq = time(NULL) + type;
+	nlh->nlmsg_seq = seq;
+	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
+	nfg->nfgen_family = AF_UNSPEC;
+	nfg->version = NFNETLINK_V0;
+	nfg->res_id = 0;
+	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
+		return -errno;
+	do {
+		n = mnl_socket_recvfrom(nl, buf, len);
+		if (n < 0)
+			return -errno;
+		ret = mnl_cb_run(buf, n, seq, portid, stats_cb, sum);
+	} while (ret > MNL_CB_STOP);
+	return ret < 0 ? -errno : 0;
 }
 
-static int ct_request(struct nfnl_handle *h, struct nfnl_subsys_handle *ssh,
-		      uint8_t type, uint16_t flags)
-{
-	union {
-		struct nlmsghdr nlh;
-		char buf[NFNL_HEADER_LEN + 64];
-	} req;
-
-	memset(&req, 0, sizeof(req));
-	nfnl_fill_hdr(ssh, &req.nlh, 0, AF_UNSPEC, 0, type,
-		      NLM_F_REQUEST | flags);
-	if (nfnl_send(h, &req.nlh) < 0)
-		return -errno;
-	/* 0 or -1 with errno; a finished dump ends the loop either way */
-	if (nfnl_catch(h) < 0 && errno != 0 && errno != EINTR)
-		return -errno;
-	return 0;
-}
+static const struct timeval nl_timeout = { .tv_sec = 5 };
 
 int ct_read_netlink(struct ct_info *ct)
 {
-	struct nfnl_callback cpu_cb = {
-		.call = stats_cpu_cb, .attr_count = CTA_STATS_MAX,
-	};
-	struct nfnl_callback glob_cb = {
-		.call = stats_global_cb, .attr_count = CTA_STATS_GLOBAL_MAX,
-	};
-	struct nfnl_subsys_handle *ssh;
-	struct nfnl_handle *h;
-	struct ct_sum sum = { 0 };
-	size_t i;
+	struct ct_sum sum = { .ct = ct };
+	struct mnl_socket *nl;
+	size_t i, len = MNL_SOCKET_BUFFER_SIZE;
+	char *buf;
 	int err;
 
-	h = nfnl_open();
-	if (!h)
+	nl = mnl_socket_open(NETLINK_NETFILTER);
+	if (!nl)
 		return errno ? -errno : -EPROTONOSUPPORT;
-	ssh = nfnl_subsys_open(h, NFNL_SUBSYS_CTNETLINK, IPCTNL_MSG_MAX, 0);
-	if (!ssh) {
-		err = errno ? -errno : -EPROTONOSUPPORT;
-		goto err_close;
+	buf = malloc(len);
+	if (!buf) {
+		err = -ENOMEM;
+		goto out;
 	}
-	cpu_cb.data = &sum;
-	glob_cb.data = ct;
-	nfnl_callback_register(ssh, IPCTNL_MSG_CT_GET_STATS_CPU, &cpu_cb);
-	nfnl_callback_register(ssh, IPCTNL_MSG_CT_GET_STATS, &glob_cb);
-
-	err = ct_request(h, ssh, IPCTNL_MSG_CT_GET_STATS_CPU, NLM_F_DUMP);
+	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
+		err = -errno;
+		goto out;
+	}
+	/* a reply that never comes must not hang export or watch */
+	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO,
+		       &nl_timeout, sizeof(nl_timeout)) < 0) {
+		err = -errno;
+		goto out;
+	}
+	err = ct_request(nl, buf, len, IPCTNL_MSG_CT_GET_STATS_CPU, NLM_F_DUMP,
+			 &sum);
 	if (!err && !sum.cpus)
 		err = -ENOENT;
 	if (err)
-		goto err_subsys;
+		goto out;
 	for (i = 0; i < CT_NATTRS; i++)
 		if (sum.seen[i])
 			ctrset_add(&ct->stats, ct_attrs[i].name, sum.v[i]);
 	ct->have_stats = true;
-	/* count and max: v4.? kernels lack GET_STATS; sysctls cover that */
-	ct_request(h, ssh, IPCTNL_MSG_CT_GET_STATS, NLM_F_ACK);
+	/* count and max: kernels before 4.? lack GET_STATS; sysctls cover it */
+	ct_request(nl, buf, len, IPCTNL_MSG_CT_GET_STATS, NLM_F_ACK, &sum);
 	err = 0;
-
-err_subsys:
-	nfnl_subsys_close(ssh);
-err_close:
-	nfnl_close(h);
+out:
+	free(buf);
+	mnl_socket_close(nl);
 	return err;
+}
+
+/* Is @name one of conntrack -S's statistics? */
+static bool ct_stat_known(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < CT_NATTRS; i++)
+		if (!strcmp(ct_attrs[i].name, name))
+			return true;
+	return false;
 }
 
 /* Column names of /proc/net/stat/nf_conntrack mapped to conntrack -S's. */
@@ -204,8 +234,13 @@ int ct_parse_proc_stat(const char *buf, struct ctrset *stats,
 		return -EINVAL;
 	if (entries)
 		*entries = sum[0];
+	/*
+	 * Only conntrack -S's names, as netlink gives them: the keys must not
+	 * depend on whether root (netlink) or not (/proc) runs tcptw.
+	 */
 	for (c = 1; c < ncols; c++)
-		if (ctrset_add(stats, proc_col_name(cols[c]), sum[c]) ==
+		if (ct_stat_known(proc_col_name(cols[c])) &&
+		    ctrset_add(stats, proc_col_name(cols[c]), sum[c]) ==
 		    -ENOMEM)
 			return -ENOMEM;
 	return rows;

@@ -22,7 +22,7 @@ struct ct_info {
 	int err;		/* why netlink was not used: -errno */
 };
 
-/* Netlink (ctnetlink via libnfnetlink) first, /proc second. */
+/* Netlink (ctnetlink via libmnl) first, /proc second. */
 int ct_read(struct ct_info *ct);
 void ct_free(struct ct_info *ct);
 /* ctnetlink statistics only (count/max too where the kernel has them). */
