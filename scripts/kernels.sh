@@ -44,7 +44,7 @@ KERNEL_TABLE='
 #       apt-installed there (never on the host).
 
 # Debug kernels: built from Debian's linux-source package by
-# scripts/debug-kernel.sh (KASAN, lockdep, kmemleak; ~40 min on 2 cores)
+# scripts/debug-kernel.sh (KASAN, lockdep, kmemleak; ~30 min on 2 cores)
 # into ~/.cache/tcptw/, outside the clone. They are not in `list` (so not
 # in `make check KERNELS=all` nor CI): name them, `make check
 # KERNELS=6.1-debug`. Modules are built on the host against the build tree.
@@ -57,7 +57,15 @@ DEBUG_TABLE='
 #       object.
 
 # Boot options of every guest (kernels.sh append K; vng-run.sh adds them).
-STOCK_APPEND=''
+# Stock kernels: Debian builds SLUB_DEBUG and PAGE_POISONING in but leaves
+# them off. F: consistency checks on every slab free (double free), Z: red
+# zones (overflows), P: freed objects poisoned and checked when reused
+# (writes after free); page_poison does the same for whole pages. A
+# report says BUG and fails the run instead of passing silently. Not U
+# (a stack trace saved at every slab alloc and free: the cost, and only
+# the report's detail) and not init_on_free: page_poison overrides it
+# ("will take precedence"). Cost measured in README: Testing.
+STOCK_APPEND='slub_debug=FZP page_poison=1'
 # Debug kernels: KASAN and kmemleak do this job; a bigger log buffer keeps
 # a report from pushing the start of the run out of dmesg.
 DEBUG_APPEND='log_buf_len=8M'
