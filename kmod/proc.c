@@ -3,7 +3,7 @@
  * Copyright (C) 2026 The tcptw authors.
  *
  * /proc/net/tcptw/{counters,events,probes,control} of one netns. The
- * format is an ABI documented in README.md: append only.
+ * format is an ABI documented in docs/proc-format.md: append only.
  */
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
