@@ -4,7 +4,7 @@
  *
  * The single list of counters. The order is the ABI of
  * /proc/net/tcptw/counters: append only, never rename, reorder or reuse a
- * name (README.md documents each one).
+ * name (docs/proc-format.md documents each one).
  */
 #ifndef _TCPTW_COUNTERS_H
 #define _TCPTW_COUNTERS_H
