@@ -193,7 +193,8 @@ install_phase() {
 		"$dir"/debs/*.deb "$dir/root/root/debs/"
 	note "$k: $suite chroot ready after $((SECONDS - t0)) s"
 
-	if in_chroot "$dir/root" "apt-get install -y -q --no-install-recommends /root/debs/linux-headers-*.deb /root/debs/linux-kbuild-*.deb" \
+	# openssl as on most machines: dkms >= 3 makes its signing key with it
+	if in_chroot "$dir/root" "apt-get install -y -q --no-install-recommends openssl /root/debs/linux-headers-*.deb /root/debs/linux-kbuild-*.deb" \
 		>>"$log" 2>&1; then
 		ok "$k: linux-headers-$r installed in a clean $suite chroot"
 	else
@@ -227,9 +228,18 @@ install_phase() {
 	fi
 	ko[$k]=$dir/root/lib/modules/$r/updates/dkms/tcptw.ko
 	check "$k: tcptw.ko under /lib/modules/$r/updates/dkms/" test -f "${ko[$k]}"
-	# dkms >= 3 signs with /var/lib/dkms/mok.key if it could make one
-	# (openssl); 2.8 does not sign (README: Secure Boot)
-	note "$k: module signer: '$(modinfo -F signer "${ko[$k]}" 2>&1)'; $(ls "$dir"/root/var/lib/dkms/mok.* 2>/dev/null | sed "s|$dir/root||" | tr '\n' ' ')"
+	# dkms >= 3 signs with the key it made, /var/lib/dkms/mok.key (what
+	# README's Secure Boot paragraph enrolls); 2.8 does not sign
+	local signer
+	signer=$(modinfo -F signer "${ko[$k]}" 2>&1)
+	if [ "$suite" = bullseye ]; then
+		note "$k: module signer: '$signer' (dkms 2.8 does not sign)"
+	elif [ "$signer" = "DKMS module signing key" ] &&
+		[ -f "$dir/root/var/lib/dkms/mok.pub" ]; then
+		ok "$k: dkms signed tcptw.ko with its key (/var/lib/dkms/mok.pub)"
+	else
+		notok "$k: dkms signed tcptw.ko with its key (signer: '$signer')"
+	fi
 
 	local cv mi dp dk want
 	mi=$(modinfo -F version "${ko[$k]}" 2>&1)
@@ -280,6 +290,19 @@ install_phase() {
 	else
 		notok "$k: tcptw-export.timer is disabled after the install (is-enabled: $en)"
 	fi
+	# what the timer's service runs, into a directory of its own (the
+	# module is not loaded here: the export says so, and still succeeds)
+	local tf trc
+	tf=$(in_chroot "$dir/root" "rm -rf /tmp/textfile && mkdir /tmp/textfile &&
+		timeout 30 /usr/libexec/tcptw/tcptw-export /tmp/textfile && ls -A /tmp/textfile &&
+		grep -c -E '^tcptw_module_loaded(\\{.*\\})? 0\$' /tmp/textfile/tcptw.prom; rc=\$?; rm -rf /tmp/textfile; exit \$rc" 2>&1)
+	trc=$?
+	if [ "$(printf '%s' "$tf" | tr '\n' ' ')" = "tcptw.prom 1" ]; then
+		ok "$k: tcptw-export writes tcptw.prom, and nothing else, into a textfile directory"
+	else
+		notok "$k: tcptw-export writes tcptw.prom, and nothing else, into a textfile directory (exit $trc$([ $trc -ne 124 ] || echo ": tcptw export hung for 30 s"))"
+		sed 's/^/#   /' <<<"$tf" | head -n 10
+	fi
 	# what the purge must take away, recorded now
 	in_chroot "$dir/root" "dpkg -L tcptw tcptw-dkms" >"$dir/dpkg-L.txt" 2>>"$log"
 	note "$k: install phase done in $((SECONDS - t0)) s"
@@ -297,7 +320,7 @@ vm_phase() {
 		>"$log" 2>&1
 	rc=$?
 	note "$k: guest exited $rc after $((SECONDS - t0)) s (log $log)"
-	grep -E '^# run_vm:|^(not )?ok .*tcptw_nat_paws|^# dmesg:|^# tcptw_nat_paws.sh: [0-9]+ s' "$log" | sed 's/^#* */#   /'
+	grep -E '^# run_vm: kernel|^(not )?ok .*tcptw_nat_paws|^# dmesg:|^# tcptw_nat_paws.sh: [0-9]+ s' "$log" | sed 's/^#* */#   /'
 	loaded=$(grep -c "tcptw: loaded ($v)" "$log")
 	if [ $rc -eq 0 ] && grep -q '^ok .*tcptw_nat_paws.sh$' "$log" && [ "$loaded" -ge 1 ]; then
 		ok "$k: tcptw_nat_paws.sh passes with the dkms-installed tcptw.ko (loaded ($v))"
