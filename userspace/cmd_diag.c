@@ -86,6 +86,7 @@ int cmd_events(const struct opts *opt)
 		return err;
 	install_stop_handlers();
 	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
 	do {
 		buf = tcptw_read(TCPTW_DIR "/events", NULL);
 		if (!buf)
@@ -144,6 +145,7 @@ static int print_table(const struct opts *opt, const char *file)
 	if (err < 0)
 		return fail(rel, err);
 	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
 	out_arr_open(&o, NULL);
 	for (c = 0; c < t.ncols; c++)
 		out_text(&o, c ? " %*s" : "%-*s", c ? (int)strlen(t.cols[c]) :
@@ -378,6 +380,7 @@ int cmd_diagnose(const struct opts *opt)
 			"diagnosing the window sampled so far:", in.secs);
 
 	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
 	out_obj_open(&o, NULL);
 	out_str(&o, "netns", "tcptw diagnose: netns %s", opt->label);
 	out_double(&o, "ts", NULL, cur.ts);
@@ -386,9 +389,8 @@ int cmd_diagnose(const struct opts *opt)
 		 cut ? " (interrupted)\n" : "\n");
 	if (cut)
 		out_bool(&o, "interrupted", NULL, true);
-	out_bool(&o, "module_loaded", NULL, cur.module);
-	if (!cur.module)
-		out_text(&o, "note: %s\n", module_hint());
+	module_note(&o, &cur);
+	module_hint_once(&cur, "diagnosing from the kernel's MIBs alone");
 	out_str(&o, "verdict", NULL, r->n ? "problem" : "no evidence");
 	out_arr_open(&o, "findings");
 	for (i = 0; i < r->n; i++)

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cmds.h"
+#include "netns.h"
 #include "proc.h"
 #include "prom.h"
 
@@ -71,19 +74,32 @@ const char *module_hint(void)
 	return hint;
 }
 
+/*
+ * One shape in every command's JSON: "module":{"loaded":bool} plus
+ * "error" when its counters could not be read. Notes for people go to
+ * stderr, so stdout is the data alone.
+ */
 void module_note(struct out *o, const struct snapshot *s)
 {
 	out_obj_open(o, "module");
 	out_bool(o, "loaded", NULL, s->module);
-	if (!s->module) {
-		out_str(o, "hint", "note: %s\n", module_hint());
-		out_text(o, "note: %s\n",
-			 "showing what the kernel alone offers: MIBs, sysctls, conntrack");
-	} else if (s->mod_err) {
-		out_str(o, "error", "note: /proc/net/tcptw/counters: %s\n",
+	if (s->module && s->mod_err) {
+		out_str(o, "error", NULL, strerror(-s->mod_err));
+		fprintf(stderr, "tcptw: /proc/net/tcptw/counters: %s\n",
 			strerror(-s->mod_err));
 	}
 	out_obj_close(o);
+}
+
+/* Once per run: what is missing without the module, on stderr. */
+void module_hint_once(const struct snapshot *s, const char *what)
+{
+	static bool said;
+
+	if (s->module || said)
+		return;
+	said = true;
+	fprintf(stderr, "tcptw: note: %s; %s\n", module_hint(), what);
 }
 
 static void ctr_line(struct out *o, const char *name, uint64_t v)
@@ -131,26 +147,71 @@ static void print_sysctls(struct out *o, const struct snapshot *s)
 	out_obj_close(o);
 }
 
-static void header(struct out *o, const struct opts *opt, double ts)
+static void header(struct out *o, const char *label, double ts)
 {
-	out_str(o, "netns", "netns %s\n", opt->label);
+	out_str(o, "netns", "netns %s\n", label);
 	out_double(o, "ts", NULL, ts);
 }
 
-int cmd_stat(const struct opts *opt)
+/*
+ * Run @fn here, or with --all-netns in every netns in turn (setns, then
+ * back): named ones first, then those of running processes. A netns that
+ * cannot be entered is reported and skipped; the exit status says so.
+ */
+static int each_netns(const struct opts *opt,
+		      int (*fn)(const struct opts *opt, const char *label,
+				void *arg), void *arg)
+{
+	struct netns_list l;
+	int self, err, rc = EXIT_OK, r;
+	size_t i;
+
+	if (!opt->all_netns)
+		return fn(opt, opt->label, arg);
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return fail("/proc/self/ns/net", errno);
+	err = netns_list_all(&l);
+	if (err) {
+		close(self);
+		return fail("listing network namespaces", err);
+	}
+	for (i = 0; i < l.n; i++) {
+		err = netns_enter_fd(l.v[i].fd);
+		if (err) {
+			fprintf(stderr, "tcptw: setns %s: %s\n", l.v[i].label,
+				strerror(-err));
+			rc = EXIT_RUNTIME;
+			continue;
+		}
+		r = fn(opt, l.v[i].label, arg);
+		if (r != EXIT_OK)
+			rc = r;
+	}
+	err = netns_enter_fd(self);
+	close(self);
+	netns_list_free(&l);
+	return err ? fail("setns back", err) : rc;
+}
+
+static int stat_one(const struct opts *opt, const char *label, void *arg)
 {
 	struct snapshot s;
 	struct out o;
 	size_t i;
 
+	(void)arg;
 	snapshot_take(&s, SNAP_CT);
 	if (s.mib_err) {
 		snapshot_free(&s);
 		return fail("/proc/net/netstat", s.mib_err);
 	}
+	module_hint_once(&s,
+			 "showing what the kernel alone offers: MIBs, sysctls, conntrack");
 	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
 	out_obj_open(&o, NULL);
-	header(&o, opt, s.ts);
+	header(&o, label, s.ts);
 	module_note(&o, &s);
 	if (s.module && !s.mod_err) {
 		out_text(&o, "tcptw counters\n");
@@ -170,6 +231,11 @@ int cmd_stat(const struct opts *opt)
 	out_obj_close(&o);
 	snapshot_free(&s);
 	return EXIT_OK;
+}
+
+int cmd_stat(const struct opts *opt)
+{
+	return each_netns(opt, stat_one, NULL);
 }
 
 /* Moved counters of one delta set, plain and JSON. */
@@ -221,74 +287,167 @@ static void print_census_totals(struct out *o, const struct snapshot *s)
 	out_obj_close(o);
 }
 
-int cmd_watch(const struct opts *opt)
+/* One netns being watched: where it is and its previous sample. */
+struct watched {
+	int fd;			/* -1: the netns tcptw runs in */
+	char label[128];
+	struct snapshot prev;
+	bool have_prev;
+};
+
+/* Print @w's interval from its previous sample to @cur; keeps @cur. */
+static int watch_print(struct out *o, struct watched *w, struct snapshot *cur)
 {
 	struct deltaset dm, dk, dc = { 0 };
 	const struct ctrset none = { 0 };
-	struct snapshot prev, cur;
-	long n = 0;
-	double secs, next;
-	struct out o;
+	struct snapshot *prev = &w->prev;
 	char tbuf[32];
+	double secs;
+	struct tm tm;
 	time_t t;
 
-	install_stop_handlers();
-	out_init(&o, stdout, opt->json);
-	snapshot_take(&prev, SNAP_CT);
-	if (prev.mib_err) {
-		snapshot_free(&prev);
-		return fail("/proc/net/netstat", prev.mib_err);
+	secs = cur->mono - prev->mono;
+	if (ctr_diff(&prev->mod, &cur->mod, secs, &dm) ||
+	    ctr_diff(&prev->mib, &cur->mib, secs, &dk) ||
+	    ctr_diff(prev->have_ct ? &prev->ct.stats : NULL,
+		     cur->have_ct ? &cur->ct.stats : &none, secs, &dc))
+		return -ENOMEM;
+	t = (time_t)cur->ts;
+	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime_r(&t, &tm));
+	out_obj_open(o, NULL);
+	out_str(o, "netns", NULL, w->label);
+	out_double(o, "ts", NULL, cur->ts);
+	out_double(o, "interval", NULL, secs);
+	module_note(o, cur);
+	out_text(o, "--- %s  netns %s  %.1f s\n", tbuf, w->label, secs);
+	print_moved(o, "counters", &dm, false);
+	print_moved(o, "mib", &dk, true);
+	if (cur->have_ct)
+		print_moved(o, "conntrack", &dc, false);
+	print_census_totals(o, cur);
+	out_obj_close(o);
+	deltaset_free(&dm);
+	deltaset_free(&dk);
+	deltaset_free(&dc);
+	snapshot_free(prev);
+	*prev = *cur;
+	return 0;
+}
+
+/* A sample of @w's netns into @s; false if it could not be entered. */
+static bool watch_take(struct watched *w, struct snapshot *s, unsigned int what)
+{
+	int err;
+
+	if (w->fd >= 0) {
+		err = netns_enter_fd(w->fd);
+		if (err) {
+			fprintf(stderr, "tcptw: setns %s: %s\n", w->label,
+				strerror(-err));
+			return false;
+		}
 	}
-	if (!prev.module && !opt->json)
-		printf("note: %s; watching kernel MIBs and conntrack only\n",
-		       module_hint());
+	snapshot_take(s, what);
+	return true;
+}
+
+static int watch_loop(const struct opts *opt, struct watched *w, size_t nw,
+		      int self)
+{
+	struct snapshot cur;
+	double next = 0;
+	struct out o;
+	long n = 0;
+	size_t i;
+	int rc = EXIT_OK;
+
+	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
+	for (i = 0; i < nw; i++) {
+		w[i].have_prev = watch_take(&w[i], &w[i].prev, SNAP_CT);
+		if (w[i].have_prev && w[i].prev.mib_err) {
+			rc = fail("/proc/net/netstat", w[i].prev.mib_err);
+			goto out;
+		}
+		if (w[i].have_prev)
+			module_hint_once(&w[i].prev,
+					 "watching kernel MIBs and conntrack only");
+		if (!next && w[i].have_prev)
+			next = w[i].prev.mono;
+	}
 	/*
 	 * Sample on a fixed grid from the first sample, not a sleep after
 	 * each one: a slow census (100k sockets) must not stretch the
-	 * period. A sample that overran a tick skips it; secs says so.
+	 * period. A sample that overran a tick skips it; interval says so.
 	 */
-	next = prev.mono;
 	for (;;) {
 		next = tick_next(next, snapshot_clock(CLOCK_MONOTONIC),
 				 opt->interval);
 		if (!sleep_until(next))
 			break;
-		snapshot_take(&cur, SNAP_CT | SNAP_CENSUS);
-		secs = cur.mono - prev.mono;
-		if (ctr_diff(&prev.mod, &cur.mod, secs, &dm) ||
-		    ctr_diff(&prev.mib, &cur.mib, secs, &dk) ||
-		    ctr_diff(prev.have_ct ? &prev.ct.stats : NULL,
-			     cur.have_ct ? &cur.ct.stats : &none, secs, &dc)) {
-			snapshot_free(&cur);
-			snapshot_free(&prev);
-			return fail("watch", -ENOMEM);
+		for (i = 0; i < nw; i++) {
+			if (!watch_take(&w[i], &cur, SNAP_CT | SNAP_CENSUS))
+				continue;
+			if (!w[i].have_prev) {
+				w[i].prev = cur;
+				w[i].have_prev = true;
+				continue;
+			}
+			if (watch_print(&o, &w[i], &cur)) {
+				snapshot_free(&cur);
+				rc = fail("watch", -ENOMEM);
+				goto out;
+			}
 		}
-		t = (time_t)cur.ts;
-		strftime(tbuf, sizeof(tbuf), "%H:%M:%S", localtime(&t));
-		out_obj_open(&o, NULL);
-		out_str(&o, "netns", NULL, opt->label);
-		out_double(&o, "ts", NULL, cur.ts);
-		out_double(&o, "interval", NULL, secs);
-		out_bool(&o, "module", NULL, cur.module);
-		out_text(&o, "--- %s  netns %s  %.1f s\n", tbuf, opt->label,
-			 secs);
-		print_moved(&o, "counters", &dm, false);
-		print_moved(&o, "mib", &dk, true);
-		if (cur.have_ct)
-			print_moved(&o, "conntrack", &dc, false);
-		print_census_totals(&o, &cur);
-		out_obj_close(&o);
-		fflush(stdout);
-		deltaset_free(&dm);
-		deltaset_free(&dk);
-		deltaset_free(&dc);
-		snapshot_free(&prev);
-		prev = cur;
+		if (fflush(stdout) || ferror(stdout)) {
+			rc = fail("write to stdout", errno ? errno : EIO);
+			break;
+		}
 		if (opt->count && ++n >= opt->count)
 			break;
 	}
-	snapshot_free(&prev);
-	return EXIT_OK;
+out:
+	if (self >= 0 && netns_enter_fd(self))
+		rc = EXIT_RUNTIME;
+	for (i = 0; i < nw; i++)
+		if (w[i].have_prev)
+			snapshot_free(&w[i].prev);
+	return rc;
+}
+
+int cmd_watch(const struct opts *opt)
+{
+	struct watched one = { .fd = -1 }, *w;
+	struct netns_list l;
+	int self, err, rc;
+	size_t i;
+
+	install_stop_handlers();
+	if (!opt->all_netns) {
+		snprintf(one.label, sizeof(one.label), "%s", opt->label);
+		return watch_loop(opt, &one, 1, -1);
+	}
+	/* the set of namespaces is the one at start */
+	self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return fail("/proc/self/ns/net", errno);
+	err = netns_list_all(&l);
+	w = err ? NULL : calloc(l.n ? l.n : 1, sizeof(*w));
+	if (!w) {
+		close(self);
+		if (!err)
+			netns_list_free(&l);
+		return fail("listing network namespaces", err ? err : -ENOMEM);
+	}
+	for (i = 0; i < l.n; i++) {
+		w[i].fd = l.v[i].fd;
+		snprintf(w[i].label, sizeof(w[i].label), "%s", l.v[i].label);
+	}
+	rc = watch_loop(opt, w, l.n, self);
+	free(w);
+	netns_list_free(&l);
+	close(self);
+	return rc;
 }
 
 static void print_eps(struct out *o, const char *key,
@@ -349,8 +508,9 @@ int cmd_sockets(const struct opts *opt)
 		return EXIT_RUNTIME;
 	}
 	out_init(&o, stdout, opt->json);
+	o.pretty = opt->pretty;
 	out_obj_open(&o, NULL);
-	header(&o, opt, s.ts);
+	header(&o, opt->label, s.ts);
 	out_obj_open(&o, "port_range");
 	out_u64(&o, "lo", "ephemeral range %llu", s.census.port_lo);
 	out_u64(&o, "hi", "-%llu", s.census.port_hi);
@@ -376,19 +536,35 @@ int cmd_sockets(const struct opts *opt)
 	return EXIT_OK;
 }
 
-int cmd_export(const struct opts *opt)
+static int export_one(const struct opts *opt, const char *label, void *arg)
 {
 	struct snapshot s;
 	int err;
 
+	(void)opt;
 	snapshot_take(&s, SNAP_ALL);
 	if (s.mib_err) {
 		snapshot_free(&s);
 		return fail("/proc/net/netstat", s.mib_err);
 	}
-	err = prom_write(stdout, &s, opt->label);
+	err = prom_add(arg, &s, label);
 	snapshot_free(&s);
+	return err ? fail("export", err) : EXIT_OK;
+}
+
+/* One exposition: with --all-netns every family holds every netns. */
+int cmd_export(const struct opts *opt)
+{
+	struct prom *p = prom_new();
+	int rc, err;
+
+	if (!p)
+		return fail("export", -ENOMEM);
+	rc = each_netns(opt, export_one, p);
+	/* what could be read is worth exporting even if a netns failed */
+	err = prom_emit(stdout, p);
+	prom_free(p);
 	if (!err && fflush(stdout))
 		err = -errno;
-	return err ? fail("export", err) : EXIT_OK;
+	return err ? fail("export", err) : rc;
 }

@@ -20,6 +20,8 @@ enum {
 
 struct opts {
 	bool json;
+	bool pretty;		/* -p: indented JSON */
+	bool all_netns;		/* -A: every netns in turn */
 	bool follow;
 	bool prometheus;
 	double interval;	/* watch -i */
@@ -50,6 +52,7 @@ bool sleep_interruptible(double secs);
 bool sleep_until(double deadline);
 int fail(const char *what, int err);
 void module_note(struct out *o, const struct snapshot *s);
+void module_hint_once(const struct snapshot *s, const char *what);
 const char *module_hint(void);
 
 #endif /* _TCPTW_CMDS_H */

@@ -14,7 +14,35 @@
  */
 int netns_enter_name(const char *name);
 int netns_enter_pid(pid_t pid);
-/* The label printed and exported: the name, "pid:N" or "net:[inode]". */
+int netns_enter_fd(int fd);
+/*
+ * The label printed and exported. The name under /run/netns of the netns
+ * this process is in now, if it has one (it survives a reboot, and
+ * "ip netns attach NAME PID" gives a container's netns one); else
+ * @name, "pid:N" for --pid, or "net:[inode]" (new on every boot).
+ */
 void netns_label(char *buf, size_t len, const char *name, pid_t pid);
+
+/* One network namespace of the host, held open by @fd. */
+struct netns_ent {
+	char label[128];
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	pid_t pid;	/* a process in it, 0 for a named one */
+};
+
+struct netns_list {
+	struct netns_ent *v;
+	size_t n;
+};
+
+/*
+ * --all-netns: every named netns (/run/netns, sorted by name), then every
+ * other one a running process is in (/proc/PID/ns/net, by PID), each once.
+ * Namespaces this process may not open are left out. -errno.
+ */
+int netns_list_all(struct netns_list *l);
+void netns_list_free(struct netns_list *l);
 
 #endif /* _TCPTW_NETNS_H */

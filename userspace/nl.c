@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <time.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <libmnl/libmnl.h>
@@ -290,6 +292,8 @@ static int dump_family(struct mnl_socket *nl, char *buf, size_t len,
 	return ret < 0 ? -errno : 0;
 }
 
+static const struct timeval nl_timeout = { .tv_sec = 5 };
+
 int census_collect(struct census *c)
 {
 	/* a dump batches up to 32 KiB of messages per read */
@@ -312,6 +316,12 @@ int census_collect(struct census *c)
 	if (mnl_socket_bind(nl, 0, MNL_SOCKET_AUTOPID) < 0) {
 		err = -errno;
 		c->why = "sock_diag bind";
+		goto out;
+	}
+	/* a reply that never comes must not hang export or watch */
+	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO,
+		       &nl_timeout, sizeof(nl_timeout)) < 0) {
+		err = -errno;
 		goto out;
 	}
 	err = dump_family(nl, buf, len, AF_INET, &w);

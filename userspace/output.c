@@ -9,16 +9,55 @@ void out_init(struct out *o, FILE *f, bool json)
 {
 	o->f = f;
 	o->json = json;
+	o->pretty = false;
 	o->depth = 0;
 	o->comma[0] = false;
+}
+
+size_t utf8_len(const unsigned char *p)
+{
+	unsigned int c = p[0], n, i, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	cp = c & (0x7f >> n);
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* overlong, UTF-16 surrogates, beyond U+10FFFF */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
 }
 
 void out_json_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
 
 	fputc('"', f);
 	for (; *p; p++) {
+		/* JSON is UTF-8: a byte that is not becomes U+FFFD */
+		n = utf8_len(p);
+		if (n != 1) {
+			if (n)
+				fwrite(p, 1, n, f);
+			else
+				fputs("\\ufffd", f);
+			p += n ? n - 1 : 0;
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -45,16 +84,25 @@ void out_json_string(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* -p: a newline and two spaces per level before each member */
+static void indent(struct out *o, int depth)
+{
+	if (o->pretty)
+		fprintf(o->f, "\n%*s", 2 * depth, "");
+}
+
 /* Separator and key of the next JSON member. */
 static void json_key(struct out *o, const char *key)
 {
 	if (o->depth > 0 && o->comma[o->depth])
 		fputc(',', o->f);
-	if (o->depth > 0)
+	if (o->depth > 0) {
 		o->comma[o->depth] = true;
+		indent(o, o->depth);
+	}
 	if (key) {
 		out_json_string(o->f, key);
-		fputc(':', o->f);
+		fputs(o->pretty ? ": " : ":", o->f);
 	}
 }
 
@@ -73,6 +121,9 @@ static void close_any(struct out *o, char c)
 {
 	if (!o->json)
 		return;
+	/* a container with members closes on a line of its own */
+	if (o->comma[o->depth] && o->depth > 0)
+		indent(o, o->depth - 1);
 	fputc(c, o->f);
 	if (o->depth > 0)
 		o->depth--;

@@ -4,6 +4,7 @@
 #define _TCPTW_OUTPUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -20,6 +21,7 @@
 struct out {
 	FILE *f;
 	bool json;
+	bool pretty;		/* -p: JSON indented, one member per line */
 	int depth;
 	bool comma[OUT_MAX_DEPTH];
 };
@@ -37,7 +39,12 @@ void out_bool(struct out *o, const char *key, const char *fmt, bool v);
 void out_null(struct out *o, const char *key, const char *fmt);
 void out_text(struct out *o, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* A JSON string literal with its quotes, escaped per RFC 8259. */
+/*
+ * A JSON string literal with its quotes, escaped per RFC 8259; bytes that
+ * are not UTF-8 (a netns name can hold any) become U+FFFD.
+ */
 void out_json_string(FILE *f, const char *s);
+/* Length of the valid UTF-8 sequence at @p (1 for ASCII), 0 if invalid. */
+size_t utf8_len(const unsigned char *p);
 
 #endif /* _TCPTW_OUTPUT_H */

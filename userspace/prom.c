@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "output.h"
 #include "proc.h"
 #include "prom.h"
 
@@ -27,9 +28,24 @@ struct prom {
 
 void prom_escape(char *buf, size_t len, const char *s)
 {
-	size_t o = 0;
+	size_t o = 0, n;
 
-	for (; *s && o + 3 < len; s++) {
+	for (; *s && o + 4 < len; s++) {
+		/* label values are UTF-8: a byte that is not becomes U+FFFD */
+		n = utf8_len((const unsigned char *)s);
+		if (n != 1) {
+			if (!n) {
+				memcpy(buf + o, "\xef\xbf\xbd", 3);
+				o += 3;
+				continue;
+			}
+			if (o + n + 1 >= len)
+				break;
+			memcpy(buf + o, s, n);
+			o += n;
+			s += n - 1;
+			continue;
+		}
 		if (*s == '\\' || *s == '"') {
 			buf[o++] = '\\';
 			buf[o++] = *s;
@@ -343,26 +359,47 @@ static void census(struct prom *p, const struct census *c)
 	}
 }
 
-static void emit(FILE *f, const struct prom *p)
-{
-	bool *done = calloc(p->n ? p->n : 1, sizeof(*done));
-	size_t i, j;
+/* by family, then in the order added: a stable sort over indexes */
+static const struct prom *sort_p;
 
-	for (i = 0; done && i < p->n; i++) {
-		if (done[i])
-			continue;
-		fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", p->v[i].family,
-			*p->v[i].help ? p->v[i].help : p->v[i].family,
-			p->v[i].family, p->v[i].type);
-		for (j = i; j < p->n; j++) {
-			if (done[j] || strcmp(p->v[j].family, p->v[i].family))
-				continue;
-			done[j] = true;
-			fprintf(f, "%s%s{%s} %s\n", p->v[j].family,
-				p->v[j].suffix, p->v[j].labels, p->v[j].value);
+static int cmp_family(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	int d = strcmp(sort_p->v[x].family, sort_p->v[y].family);
+
+	return d ? d : x < y ? -1 : x > y;
+}
+
+/*
+ * Each family once: # HELP and # TYPE, then all its samples, of every
+ * netns added, together. Families in name order (n log n: --all-netns on
+ * a host with hundreds of namespaces has hundreds of thousands).
+ */
+static int emit(FILE *f, const struct prom *p)
+{
+	size_t *ix = calloc(p->n ? p->n : 1, sizeof(*ix));
+	const struct sample *s, *first = NULL;
+	size_t i;
+
+	if (!ix)
+		return -ENOMEM;
+	for (i = 0; i < p->n; i++)
+		ix[i] = i;
+	sort_p = p;
+	qsort(ix, p->n, sizeof(*ix), cmp_family);
+	for (i = 0; i < p->n; i++) {
+		s = &p->v[ix[i]];
+		if (!first || strcmp(first->family, s->family)) {
+			first = s;
+			fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", s->family,
+				*s->help ? s->help : s->family, s->family,
+				s->type);
 		}
+		fprintf(f, "%s%s{%s} %s\n", s->family, s->suffix, s->labels,
+			s->value);
 	}
-	free(done);
+	free(ix);
+	return 0;
 }
 
 /* A sysctl as a gauge; durations in seconds, whatever unit it is set in */
@@ -387,46 +424,73 @@ static void sysctl_gauge(struct prom *p, int id, long long v)
 	add(p, fam, NULL, "gauge", help, val, NULL);
 }
 
-int prom_write(FILE *f, const struct snapshot *s, const char *netns)
+struct prom *prom_new(void)
 {
-	struct prom p = { 0 };
+	return calloc(1, sizeof(struct prom));
+}
+
+int prom_add(struct prom *p, const struct snapshot *s, const char *netns)
+{
 	char fam[96];
 	size_t i;
 	int id;
 
-	prom_escape(p.netns, sizeof(p.netns), netns);
-	addu(&p, "tcptw_module_loaded", "gauge",
+	prom_escape(p->netns, sizeof(p->netns), netns);
+	addu(p, "tcptw_module_loaded", "gauge",
 	     "1 if tcptw.ko is loaded (its /proc/net/tcptw exists in this netns)",
 	     s->module, NULL);
-	module_counters(&p, &s->mod);
-	mib_counters(&p, &s->mib);
+	module_counters(p, &s->mod);
+	mib_counters(p, &s->mib);
 	if (s->have_ct) {
 		if (s->ct.have_count)
-			addu(&p, "tcptw_nf_conntrack_entries", "gauge",
+			addu(p, "tcptw_nf_conntrack_entries", "gauge",
 			     "conntrack entries of this netns", s->ct.count,
 			     NULL);
 		if (s->ct.have_max)
-			addu(&p, "tcptw_nf_conntrack_max", "gauge",
+			addu(p, "tcptw_nf_conntrack_max", "gauge",
 			     "net.netfilter.nf_conntrack_max (the table's limit)",
 			     s->ct.max, NULL);
 		for (i = 0; i < s->ct.stats.n; i++) {
 			snprintf(fam, sizeof(fam), "tcptw_nf_conntrack_%s_total",
 				 s->ct.stats.v[i].name);
-			addu(&p, fam, "counter",
+			addu(p, fam, "counter",
 			     "conntrack -S statistic of this netns, summed over CPUs",
 			     s->ct.stats.v[i].val, NULL);
 		}
 	}
 	for (id = 0; id < SC_NR; id++)
 		if (s->sys.have[id] && id != SC_NF_CONNTRACK_COUNT)
-			sysctl_gauge(&p, id, s->sys.v[id]);
+			sysctl_gauge(p, id, s->sys.v[id]);
 	if (s->have_census)
-		census(&p, &s->census);
-	tables(&p, s);
+		census(p, &s->census);
+	tables(p, s);
 	if (!s->hist_err)
-		age_hist(&p, &s->hist);
-	if (!p.err)
-		emit(f, &p);
-	free(p.v);
-	return p.err;
+		age_hist(p, &s->hist);
+	return p->err;
+}
+
+int prom_emit(FILE *f, const struct prom *p)
+{
+	return p->err ? p->err : emit(f, p);
+}
+
+void prom_free(struct prom *p)
+{
+	if (p)
+		free(p->v);
+	free(p);
+}
+
+int prom_write(FILE *f, const struct snapshot *s, const char *netns)
+{
+	struct prom *p = prom_new();
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	err = prom_add(p, s, netns);
+	if (!err)
+		err = prom_emit(f, p);
+	prom_free(p);
+	return err;
 }

@@ -19,6 +19,12 @@
 #define PROM_DEST_MIN_SHARE 0.01
 
 int prom_write(FILE *f, const struct snapshot *s, const char *netns);
+/* The same over several namespaces: add each, then emit them together. */
+struct prom;
+struct prom *prom_new(void);
+int prom_add(struct prom *p, const struct snapshot *s, const char *netns);
+int prom_emit(FILE *f, const struct prom *p);
+void prom_free(struct prom *p);
 /* A label value escaped into @buf: backslash, double quote, newline. */
 void prom_escape(char *buf, size_t len, const char *s);
 /* TwSynPawsRejected -> tw_syn_paws_rejected. */

@@ -2,6 +2,7 @@
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,9 @@ enum {
 	O_JSON = 1 << 0, O_NETNS = 1 << 1, O_INTERVAL = 1 << 2,
 	O_COUNT = 1 << 3, O_FOLLOW = 1 << 4, O_SINCE = 1 << 5,
 	O_BASELINE = 1 << 6, O_SAVE = 1 << 7, O_PROM = 1 << 8,
+	O_ALLNS = 1 << 9,
+	/* every command takes these */
+	O_ANY = O_JSON | O_NETNS,
 };
 
 static const struct command {
@@ -26,15 +30,14 @@ static const struct command {
 	int (*run)(const struct opts *o);
 	unsigned int opts;
 } commands[] = {
-	{ "stat", cmd_stat, O_JSON | O_NETNS },
-	{ "watch", cmd_watch, O_JSON | O_NETNS | O_INTERVAL | O_COUNT },
-	{ "sockets", cmd_sockets, O_JSON | O_NETNS },
-	{ "events", cmd_events, O_JSON | O_NETNS | O_FOLLOW },
-	{ "peers", cmd_peers, O_JSON | O_NETNS },
-	{ "listeners", cmd_listeners, O_JSON | O_NETNS },
-	{ "diagnose", cmd_diagnose, O_JSON | O_NETNS | O_SINCE | O_BASELINE |
-	  O_SAVE },
-	{ "export", cmd_export, O_NETNS | O_PROM },
+	{ "stat", cmd_stat, O_ANY | O_ALLNS },
+	{ "watch", cmd_watch, O_ANY | O_INTERVAL | O_COUNT | O_ALLNS },
+	{ "sockets", cmd_sockets, O_ANY },
+	{ "events", cmd_events, O_ANY | O_FOLLOW },
+	{ "peers", cmd_peers, O_ANY },
+	{ "listeners", cmd_listeners, O_ANY },
+	{ "diagnose", cmd_diagnose, O_ANY | O_SINCE | O_BASELINE | O_SAVE },
+	{ "export", cmd_export, O_NETNS | O_PROM | O_ALLNS },
 };
 
 static const char usage_text[] =
@@ -43,20 +46,24 @@ static const char usage_text[] =
 	"of one network namespace, from tcptw.ko and the kernel's own MIBs.\n"
 	"\n"
 	"Commands:\n"
-	"  stat       [-j] [--netns NAME|--pid PID]    counters, MIBs, conntrack, sysctls\n"
-	"  watch      [-i SEC] [-c COUNT] [-j]         per-interval deltas and rates\n"
+	"  stat       [-j] [--all-netns]               counters, MIBs, conntrack, sysctls\n"
+	"  watch      [-i SEC] [-c COUNT] [-j] [--all-netns]\n"
+	"                                              per-interval deltas and rates\n"
 	"  sockets    [-j]                             sock_diag census per endpoint\n"
 	"  events     [-f] [-j]                        the module's recent decisions\n"
 	"  peers      [-j]                             per remote endpoint table\n"
 	"  listeners  [-j]                             per listening socket table\n"
 	"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
 	"                                              name the causes with evidence\n"
-	"  export     --prometheus                     Prometheus text exposition\n"
+	"  export     --prometheus [--all-netns]       Prometheus text exposition\n"
 	"\n"
 	"Options:\n"
 	"  -j, --json               one JSON object per sample (an array for tables)\n"
-	"  -n, --netns NAME         run in the netns /run/netns/NAME\n"
-	"  -p, --pid PID            run in the netns of process PID\n"
+	"  -p, --pretty             JSON, indented (implies -j)\n"
+	"  -N, --netns NAME         run in the netns /run/netns/NAME (as ss -N)\n"
+	"      --pid PID            run in the netns of process PID\n"
+	"  -A, --all-netns          stat, watch, export: every netns, named ones\n"
+	"                           and those of running processes, one sample each\n"
 	"  -i, --interval SEC       watch interval (default 1)\n"
 	"  -c, --count COUNT        watch: stop after COUNT intervals\n"
 	"  -f, --follow             events: keep printing new events\n"
@@ -152,21 +159,25 @@ static bool parse_double(const char *s, double *v)
 	return !errno && end != s && !*end && *v >= 0 && *v <= 86400 * 365;
 }
 
-static bool parse_long(const char *s, long *v)
+/* A positive number up to @max, digits only. */
+static bool parse_long(const char *s, long *v, long max)
 {
 	char *end;
 
 	errno = 0;
 	*v = strtol(s, &end, 10);
-	return !errno && end != s && !*end && *v > 0;
+	return !errno && end != s && !*end && *v > 0 && *v <= max &&
+	       *s >= '0' && *s <= '9';
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "netns", required_argument, NULL, 'n' },
-		{ "pid", required_argument, NULL, 'p' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "netns", required_argument, NULL, 'N' },
+		{ "pid", required_argument, NULL, 'I' },
+		{ "all-netns", no_argument, NULL, 'A' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "count", required_argument, NULL, 'c' },
 		{ "follow", no_argument, NULL, 'f' },
@@ -186,22 +197,32 @@ int main(int argc, char **argv)
 	long l;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "jn:p:i:c:fs:b:S:PhV", longopts,
+	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
 			seen |= O_JSON;
 			break;
-		case 'n':
+		case 'p':
+			o.json = true;
+			o.pretty = true;
+			seen |= O_JSON;
+			break;
+		case 'N':
 			o.netns = optarg;
 			seen |= O_NETNS;
 			break;
-		case 'p':
-			if (!parse_long(optarg, &l))
+		case 'I':
+			/* pid_t is an int: 4294967297 must not become 1 */
+			if (!parse_long(optarg, &l, INT_MAX))
 				return bad_usage("bad PID: %s", optarg);
 			o.pid = l;
 			seen |= O_NETNS;
+			break;
+		case 'A':
+			o.all_netns = true;
+			seen |= O_ALLNS;
 			break;
 		case 'i':
 			if (!parse_double(optarg, &o.interval) ||
@@ -210,7 +231,7 @@ int main(int argc, char **argv)
 			seen |= O_INTERVAL;
 			break;
 		case 'c':
-			if (!parse_long(optarg, &o.count))
+			if (!parse_long(optarg, &o.count, LONG_MAX))
 				return bad_usage("bad count: %s", optarg);
 			seen |= O_COUNT;
 			break;
@@ -261,6 +282,8 @@ int main(int argc, char **argv)
 		return bad_usage("option not valid for %s", cmd->name);
 	if (o.netns && o.pid)
 		return bad_usage("%s", "--netns and --pid exclude each other");
+	if (o.all_netns && (o.netns || o.pid))
+		return bad_usage("%s", "--all-netns excludes --netns and --pid");
 	if (cmd->run == cmd_export && !o.prometheus)
 		return bad_usage("%s", "export needs --prometheus");
 	if (o.baseline && (seen & O_SINCE))
@@ -285,5 +308,11 @@ int main(int argc, char **argv)
 		}
 	}
 	netns_label(o.label, sizeof(o.label), o.netns, o.pid);
-	return cmd->run(&o);
+	err = cmd->run(&o);
+	/* stat > /dev/full: the error shows at the last flush, if not before */
+	if (fflush(stdout) || ferror(stdout)) {
+		if (err == EXIT_OK || err == EXIT_FOUND)
+			err = fail("write to stdout", errno ? errno : EIO);
+	}
+	return err;
 }

@@ -79,7 +79,11 @@ static void test_usage_errors(void **state)
 		"", "bogus", "stat extra", "stat -f", "export",
 		"--netns a --pid 1 stat", "watch -i abc", "watch -c 0",
 		"diagnose --since 1 --baseline /x", "--nosuch stat",
-		"sockets --prometheus", "-p -5 stat", "bogus --help",
+		"sockets --prometheus", "--pid -5 stat", "bogus --help",
+		/* pid_t is an int: this must not become PID 1 */
+		"--pid 4294967297 stat", "--pid 0x10 stat", "--pid +1 stat",
+		"-n x stat", "--all-netns sockets", "-A --netns a stat",
+		"-A diagnose",
 	};
 	struct result r;
 	size_t i;
@@ -103,7 +107,8 @@ static void test_help_version(void **state)
 {
 	static const char *const cmds[] = {
 		"stat", "watch", "sockets", "events", "peers", "listeners",
-		"diagnose", "export", "--prometheus", "--netns", "--pid",
+		"diagnose", "export", "--prometheus", "-N, --netns", "--pid",
+		"-p, --pretty", "-A, --all-netns",
 		"--since", "--baseline", "--save-baseline", "Exit status",
 	};
 	struct result r = run("", "--help");
@@ -142,9 +147,12 @@ static void test_no_module(void **state)
 
 	(void)state;
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "tcptw.ko is not loaded"));
-	assert_non_null(strstr(r.out, "insmod tcptw.ko"));
-	assert_non_null(strstr(r.out, "modprobe tcptw"));
+	/* the note is for people: stderr, once; stdout is the data */
+	assert_non_null(strstr(r.err, "tcptw: note: tcptw.ko is not loaded"));
+	assert_non_null(strstr(r.err, "insmod tcptw.ko"));
+	assert_non_null(strstr(r.err, "modprobe tcptw"));
+	assert_int_equal(lines(r.err), 1);
+	assert_null(strstr(r.out, "note"));
 	assert_non_null(strstr(r.out, "TcpExtPAWSTimewait"));
 	assert_non_null(strstr(r.out, "tcp_timestamps"));
 	done(&r);
@@ -178,6 +186,64 @@ static void test_runtime_failure(void **state)
 	assert_int_equal(r.rc, 1);
 	assert_int_equal(lines(r.err), 1);
 	assert_non_null(strstr(r.err, "tcptw: setns /run/netns/"));
+	done(&r);
+}
+
+/* stat > /dev/full: exit 1 and say why, not 0 */
+static void test_write_error(void **state)
+{
+	static const char *const cmds[] = {
+		"stat", "stat -j", "diagnose --since 0.01", "peers",
+		"events", "export --prometheus", "watch -i 0.01 -c 1",
+	};
+	char cmd[512], *err;
+	size_t i;
+	int st;
+
+	(void)state;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		snprintf(cmd, sizeof(cmd), "TCPTW_PROC_ROOT=%s/nat_paws/t1 "
+			 "./tcptw %s >/dev/full 2>tests/tcptw-cli.err",
+			 fixtures(), cmds[i]);
+		st = system(cmd);
+		assert_true(WIFEXITED(st));
+		if (WEXITSTATUS(st) != 1)
+			print_message("# %s: %d\n", cmds[i], WEXITSTATUS(st));
+		assert_int_equal(WEXITSTATUS(st), 1);
+		err = slurp("tests/tcptw-cli.err");
+		assert_non_null(strstr(err, "No space left on device"));
+		free(err);
+	}
+}
+
+/* One shape per concept: "module" is an object in every command. */
+static void test_json_schema(void **state)
+{
+	static const char *const cmds[] = {
+		"stat -j", "watch -j -i 0.01 -c 1", "diagnose -j --since 0.01",
+	};
+	struct result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		r = run("nat_paws/t1", cmds[i]);
+		assert_json(r.out);
+		assert_non_null(strstr(r.out, "\"netns\":\""));
+		assert_non_null(strstr(r.out, "\"module\":{\"loaded\":true}"));
+		assert_null(strstr(r.out, "module_loaded"));
+		done(&r);
+		r = run("healthy-nomodule/t1", cmds[i]);
+		assert_non_null(strstr(r.out, "\"module\":{\"loaded\":false}"));
+		done(&r);
+	}
+	/* -p: the same JSON, indented over many lines */
+	r = run("nat_paws/t1", "stat -p");
+	assert_int_equal(r.rc, 0);
+	assert_true(lines(r.out) > 50);
+	assert_non_null(strstr(r.out, "\n  \"module\": {\n    \"loaded\": true\n  },"));
+	assert_int_equal(system("python3 -c 'import json,sys; json.load(sys.stdin)' "
+				"<tests/tcptw-cli.out"), 0);
 	done(&r);
 }
 
@@ -321,6 +387,8 @@ int main(void)
 		cmocka_unit_test(test_help_version),
 		cmocka_unit_test(test_no_module),
 		cmocka_unit_test(test_runtime_failure),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_stat_module),
 		cmocka_unit_test(test_diagnose_exit_codes),
 		cmocka_unit_test(test_watch),

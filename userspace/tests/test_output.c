@@ -102,6 +102,27 @@ static void test_prom_escape_snake(void **state)
 	assert_string_equal(buf, "tw_reuse_denied_fin_wait2");
 	prom_snake(buf, sizeof(buf), "RSTReceived");
 	assert_string_equal(buf, "rst_received");
+	/* label values are UTF-8: valid sequences kept, stray bytes U+FFFD */
+	prom_escape(buf, sizeof(buf), "caf\xc3\xa9-\xff\xc0\xaf-\xed\xa0\x80");
+	assert_string_equal(buf, "caf\xc3\xa9-\xef\xbf\xbd\xef\xbf\xbd\xef"
+			    "\xbf\xbd-\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	prom_snake(buf, sizeof(buf), "TCPACKSkippedPAWS");
+	assert_string_equal(buf, "tcpack_skipped_paws");
+}
+
+/* A netns name can hold any byte; the JSON stays valid UTF-8. */
+static void test_json_utf8(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	(void)state;
+	out_json_string(f, "ns-\xe2\x82\xac-\xff\xfe-\xf4\x90\x80\x80");
+	fclose(f);
+	assert_string_equal(buf, "\"ns-\xe2\x82\xac-\\ufffd\\ufffd-\\ufffd"
+			    "\\ufffd\\ufffd\\ufffd\"");
+	free(buf);
 }
 
 /*
@@ -313,6 +334,7 @@ int main(void)
 		cmocka_unit_test(test_plain),
 		cmocka_unit_test(test_json_checker),
 		cmocka_unit_test(test_prom_escape_snake),
+		cmocka_unit_test(test_json_utf8),
 		cmocka_unit_test(test_prom_module),
 		cmocka_unit_test(test_prom_nomodule),
 		cmocka_unit_test(test_prom_listeners_hist),
