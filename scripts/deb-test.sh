@@ -294,14 +294,16 @@ install_phase() {
 	# module is not loaded here: the export says so, and still succeeds)
 	local tf trc
 	tf=$(in_chroot "$dir/root" "rm -rf /tmp/textfile && mkdir /tmp/textfile &&
-		timeout 30 /usr/libexec/tcptw/tcptw-export /tmp/textfile && ls -A /tmp/textfile &&
-		grep -c -E '^tcptw_module_loaded(\\{.*\\})? 0\$' /tmp/textfile/tcptw.prom; rc=\$?; rm -rf /tmp/textfile; exit \$rc" 2>&1)
+		timeout 30 /usr/libexec/tcptw/tcptw-export /tmp/textfile 2>/tmp/export.err &&
+		ls -A /tmp/textfile &&
+		grep -c -E '^tcptw_module_loaded(\\{.*\\})? 0\$' /tmp/textfile/tcptw.prom
+		rc=\$?; cat /tmp/export.err >&2; rm -rf /tmp/textfile /tmp/export.err; exit \$rc" 2>"$dir/export.err")
 	trc=$?
 	if [ "$(printf '%s' "$tf" | tr '\n' ' ')" = "tcptw.prom 1" ]; then
 		ok "$k: tcptw-export writes tcptw.prom, and nothing else, into a textfile directory"
 	else
 		notok "$k: tcptw-export writes tcptw.prom, and nothing else, into a textfile directory (exit $trc$([ $trc -ne 124 ] || echo ": tcptw export hung for 30 s"))"
-		sed 's/^/#   /' <<<"$tf" | head -n 10
+		cat - "$dir/export.err" <<<"$tf" | head -n 10 | sed 's/^/#   /'
 	fi
 	# what the purge must take away, recorded now
 	in_chroot "$dir/root" "dpkg -L tcptw tcptw-dkms" >"$dir/dpkg-L.txt" 2>>"$log"
