@@ -36,7 +36,7 @@ VM_FAIL=125
 
 die() { echo "vng-run.sh: $*" >&2; exit "$VM_FAIL"; }
 
-[ $# -eq 2 ] || { sed-n'3,26s/^# \{0,1\}//p' "$0" >&2; exit 2; }
+[ $# -eq 2 ] || { sed -n '3,26s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 k=$1
 cmd=$2
 
