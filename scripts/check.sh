@@ -143,6 +143,12 @@ if [ ${#kernels[@]} -gt 0 ]; then
 			show_tail 20 "$LOGS/userspace-build.log"
 		fi
 	fi
+	# tcptw_cli_output.sh lints the guest's real export with promtool
+	if scripts/get-promtool.sh >/dev/null 2>"$LOGS/promtool.log"; then
+		pass "scripts/get-promtool.sh"
+	else
+		fail "scripts/get-promtool.sh (log $LOGS/promtool.log)"
+	fi
 	if [ ! -f selftests/Makefile ]; then
 		skip "make -C selftests" "selftests/Makefile does not exist yet"
 	elif make -C selftests >"$LOGS/selftests-build.log" 2>&1; then
