@@ -124,6 +124,8 @@ static int conn_request_entry(struct kretprobe_instance *ri,
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
 
+	/* TIME_WAIT's side of this SYN (tw.c), sharing this hook */
+	tcptw_tw_conn_request(sk, skb);
 	listen_enter((void *)ri->data, sk, skb, conn_mibs,
 		     ARRAY_SIZE(conn_mibs));
 	return 0;
@@ -489,9 +491,13 @@ static struct kretprobe krp_v6_reset = {
 
 static struct kprobe kp_active_reset = { .pre_handler = active_reset_pre };
 
+/* the row tcptw_listen_conn_request_attached() reads */
+enum { LP_CONN_REQUEST };
+
 static struct tcptw_probe listen_probes[] = {
-	{ .name = "tcp_conn_request", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_conn_request },
+	[LP_CONN_REQUEST] = { .name = "tcp_conn_request",
+			      .kind = TCPTW_KRETPROBE,
+			      .krp = &krp_conn_request },
 	{ .name = "tcp_check_req", .kind = TCPTW_KRETPROBE,
 	  .krp = &krp_check_req },
 	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_KRETPROBE,
@@ -514,6 +520,13 @@ static struct tcptw_probe listen_probes[] = {
 	{ .name = "tcp_receive_reset", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tcptw_tp_tcp_receive_reset },
 };
+
+/* may tw.c stash a SYN for conn_request_entry()? */
+bool tcptw_listen_conn_request_attached(void)
+{
+	/* written under probes_lock while probes run: a marked read */
+	return READ_ONCE(listen_probes[LP_CONN_REQUEST].attached);
+}
 
 static void listen_probes_setup(void)
 {

@@ -54,10 +54,13 @@ struct tw_syn_stash {
 
 static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
 
-/* attach order: consumers of the per-CPU slots before their producer */
+/*
+ * Attach order: consumers of the per-CPU slots before their producer. The
+ * SYN stash's consumer is listen.c's tcp_conn_request hook (one hook on
+ * that function, not two): until it is attached, the stash is not used.
+ */
 enum {
 	P_TW_DESCHEDULE,
-	P_CONN_REQUEST,
 	P_TW_ALLOC,
 	P_TW_PROCESS,
 	P_NR
@@ -144,8 +147,7 @@ static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 {
 	struct tw_syn_stash *stash;
 
-	/* written under probes_lock while probes run: a marked read */
-	if (!READ_ONCE(tw_probes[P_CONN_REQUEST].attached)) {
+	if (!tcptw_listen_conn_request_attached()) {
 		struct tcptw_event ev = s->ev;
 
 		/* best effort: count the TIME_WAIT's verdict itself */
@@ -225,26 +227,27 @@ static int tw_deschedule_pre(struct kprobe *kp, struct pt_regs *regs)
 	return 0;
 }
 
-/* tcp_conn_request(rsk_ops, af_ops, listener, skb) */
-static int conn_request_pre(struct kprobe *kp, struct pt_regs *regs)
+/*
+ * tcp_conn_request(rsk_ops, af_ops, listener, skb), at its entry, from
+ * listen.c's hook on that function: a listener took the SYN that a
+ * TIME_WAIT socket accepted on this CPU.
+ */
+void tcptw_tw_conn_request(const struct sock *sk, const struct sk_buff *skb)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
-	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
 	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
 	struct tcptw_state *st;
 
 	if (stash->skb != skb)
-		return 0;
+		return;
 	stash->skb = NULL;
 	/* a recycled skb address must also carry the same segment */
 	if (tcp_hdr(skb)->seq != stash->seq)
-		return 0;
+		return;
 	rcu_read_lock();
 	st = tcptw_state(sock_net(sk));
 	if (st)
 		tw_recycled(st, &stash->ev);
 	rcu_read_unlock();
-	return 0;
 }
 
 /* inet_twsk_alloc(sk, death_row, state): NULL means no TIME_WAIT */
@@ -309,15 +312,9 @@ static struct kprobe kp_tw_deschedule = {
 	.pre_handler = tw_deschedule_pre,
 };
 
-static struct kprobe kp_conn_request = {
-	.pre_handler = conn_request_pre,
-};
-
 static struct tcptw_probe tw_probes[P_NR] = {
 	[P_TW_DESCHEDULE] = { .name = "inet_twsk_deschedule_put",
 			      .kind = TCPTW_KPROBE, .kp = &kp_tw_deschedule },
-	[P_CONN_REQUEST] = { .name = "tcp_conn_request",
-			     .kind = TCPTW_KPROBE, .kp = &kp_conn_request },
 	[P_TW_ALLOC] = { .name = "inet_twsk_alloc",
 			 .kind = TCPTW_KRETPROBE, .krp = &krp_tw_alloc },
 	[P_TW_PROCESS] = { .name = "tcp_timewait_state_process",
