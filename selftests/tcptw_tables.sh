@@ -19,6 +19,11 @@
 #      (9005..9012), each with its exact counts, while the counters count
 #      all 12 (== the client's EADDRNOTAVAIL);
 #  (b) control, the default size (256): 12 rows, each exact.
+#  (c) the hash is seeded per table: peer_table_size=64 (8 buckets), and
+#      12 destination ports chosen so that with seed 0 (96e9c3c) they all
+#      hash into one bucket, where only 8 fit (a remote peer's way to
+#      evict chosen rows): all 12 rows are kept, each exact. The odds that
+#      a random seed puts 9 of them in one bucket are about 1 in 10^5.
 # The module is loaded again with its default parameters afterwards.
 
 source "$(dirname "$0")/lib.sh"
@@ -51,17 +56,20 @@ test_cleanup()
 	insmod "$TCPTW_KO" || echo "# tables: cannot load $TCPTW_KO again"
 }
 
-# run_dsts : fresh cli/srv; two connects to each of the NDST server ports
-# in turn; sets OK and FAILED (EADDRNOTAVAIL) over all of them.
+# run_dsts [PORT...] : fresh cli/srv; two connects to each of the server
+# ports (default the NDST from PORT0) in turn; sets OK and FAILED
+# (EADDRNOTAVAIL) over all of them.
 run_dsts()
 {
-	local i p out
+	local i p out ports=("$@")
 
 	OK=0
 	FAILED=0
+	[ ${#ports[@]} -gt 0 ] || for ((i = 0; i < NDST; i++)); do
+		ports+=($((PORT0 + i)))
+	done
 	rl_pair && rl_client_sysctls "$cli" 0 40000 40000 || return 1
-	for ((i = 0; i < NDST; i++)); do
-		p=$((PORT0 + i))
+	for p in "${ports[@]}"; do
 		out=$TMPDIR_T/client.$p.json
 		server_start "$srv" "$TMPDIR_T/server.$p.json" \
 			--listen 198.18.0.2:$p --count 0 --timeout 30 \
@@ -145,7 +153,91 @@ test_default()
 	log_test "$name"
 }
 
-ktap_plan 2
+# colliding_ports N BUCKETS: N ports p of 198.18.0.2 whose peers key
+# (struct table_key: in6_addr, __be16 port, u16 family) hashes with the
+# kernel's jhash() and seed 0 into bucket 0 of BUCKETS
+JHASH_PY='import socket, struct, sys
+M = 0xffffffff
+def rol(x, k): return ((x << k) | (x >> (32 - k))) & M
+def mix(a, b, c):
+    a = (a - c) & M; a ^= rol(c, 4);  c = (c + b) & M
+    b = (b - a) & M; b ^= rol(a, 6);  a = (a + c) & M
+    c = (c - b) & M; c ^= rol(b, 8);  b = (b + a) & M
+    a = (a - c) & M; a ^= rol(c, 16); c = (c + b) & M
+    b = (b - a) & M; b ^= rol(a, 19); a = (a + c) & M
+    c = (c - b) & M; c ^= rol(b, 4);  b = (b + a) & M
+    return a, b, c
+def final(a, b, c):
+    c ^= b; c = (c - rol(b, 14)) & M
+    a ^= c; a = (a - rol(c, 11)) & M
+    b ^= a; b = (b - rol(a, 25)) & M
+    c ^= b; c = (c - rol(b, 16)) & M
+    a ^= c; a = (a - rol(c, 4)) & M
+    b ^= a; b = (b - rol(a, 14)) & M
+    c ^= b; c = (c - rol(b, 24)) & M
+    return a, b, c
+def jhash(k, seed):
+    n = len(k)
+    a = b = c = (0xdeadbeef + n + seed) & M
+    while n > 12:
+        x, y, z = struct.unpack("<III", k[:12])
+        a, b, c = mix((a + x) & M, (b + y) & M, (c + z) & M)
+        k = k[12:]; n -= 12
+    k = k + bytes(12 - n)
+    x, y, z = struct.unpack("<III", k)
+    if n:
+        a, b, c = final((a + x) & M, (b + y) & M, (c + z) & M)
+    return c
+n, buckets = int(sys.argv[1]), int(sys.argv[2])
+addr = socket.inet_pton(socket.AF_INET, "198.18.0.2") + bytes(12)
+out = []
+for p in range(9001, 60000):
+    key = addr + struct.pack("!H", p) + struct.pack("<H", socket.AF_INET)
+    if jhash(key, 0) & (buckets - 1) == 0:
+        out.append(str(p))
+        if len(out) == n:
+            break
+print(" ".join(out))'
+
+test_seeded()
+{
+	local name="tables: peer_table_size=64, $NDST destinations that collide with seed 0: all kept"
+	local ports p rows
+
+	test_begin "seeded"
+	if [ -z "$TCPTW_KO" ] || [ ! -r "$TCPTW_KO" ]; then
+		skip_test "TCPTW_KO not set or unreadable: cannot reload tcptw with peer_table_size=64"
+		log_test "$name"
+		return
+	fi
+	read -r -a ports <<<"$(python3 -c "$JHASH_PY" "$NDST" 8)"
+	diag "ports in one bucket with seed 0: ${ports[*]}"
+	check_eq "colliding ports found" "${#ports[@]}" "$NDST"
+	if ! reload peer_table_size=64; then
+		check_err 1 "cannot reload tcptw with peer_table_size=64"
+		log_test "$name"
+		return
+	fi
+	if run_dsts "${ports[@]}"; then
+		rows=$(nsx "$cli" awk 'NR > 1' "$TCPTW_PROC/peers" | wc -l)
+		check_eq "peers rows" "$rows" "$NDST"
+		for p in "${ports[@]}"; do
+			check_eq "peers 198.18.0.2 $p port_exhausted" \
+				"$(rl_peer "$cli" 198.18.0.2 "$p" port_exhausted)" 1
+		done
+		check_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$(tw_counter "$cli" ConnectPortExhausted)" "$FAILED"
+		check_eq "client EADDRNOTAVAIL" "$FAILED" "$NDST"
+	fi
+	cleanup_all_ns
+	if ! reload; then
+		check_err 1 "cannot load tcptw again with its defaults"
+	fi
+	log_test "$name"
+}
+
+ktap_plan 3
 test_small
 test_default
+test_seeded
 ktap_finish
