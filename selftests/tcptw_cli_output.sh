@@ -207,9 +207,11 @@ print(len(s), min(x["sockets"]["time_wait"] for x in s),
 	set -- $got
 	check_eq "samples" "$1" 6
 	check_gt "TIME_WAIT sockets in every census" "$2" 19900
-	check_range "mean period (ms)" "$3" 980 1020
-	check_range "shortest interval (ms)" "$4" 900 1100
-	check_range "longest interval (ms)" "$5" 900 1100
+	# wide enough for a starved guest's wake-ups; a sleep after each
+	# sample would make it 1 s plus a census (700 ms here under TCG)
+	check_range "mean period (ms)" "$3" 950 1050
+	check_range "shortest interval (ms)" "$4" 750 1250
+	check_range "longest interval (ms)" "$5" 750 1250
 	log_test "$T"
 	cleanup_ns "$box"
 }
