@@ -517,9 +517,10 @@ int cmd_sockets(const struct opts *opt)
 	out_u64(&o, "size", " (%llu ports)\n",
 		s.census.port_hi - s.census.port_lo + 1);
 	out_obj_close(&o);
-	out_obj_open(&o, "total");
+	/* the same object as watch's "sockets" */
+	out_obj_open(&o, "sockets");
 	out_text(&o, "total:");
-	for (st = 0; st < CS_NR; st++)
+	for (st = 0; st < CS_OTHER; st++)
 		out_u64(&o, census_state_name(st), NULL, s.census.total[st]);
 	out_text(&o, " established %u, time_wait %u, syn_recv %u, syn_sent %u\n\n",
 		 s.census.total[CS_ESTAB],

@@ -338,7 +338,8 @@ static void census(struct prom *p, const struct census *c)
 	size_t i, n;
 	int st;
 
-	for (st = 0; st < CS_NR; st++) {
+	/* the states the dump asks for; "other" is never counted */
+	for (st = 0; st < CS_OTHER; st++) {
 		snprintf(lab, sizeof(lab), "state=\"%s\"",
 			 census_state_name(st));
 		addu(p, "tcptw_sockets", "gauge",

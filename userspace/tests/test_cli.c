@@ -376,7 +376,10 @@ static void test_host(void **state)
 	(void)state;
 	assert_int_equal(r.rc, 0);
 	assert_json(r.out);
+	/* the census totals: one object, as in watch */
+	assert_non_null(strstr(r.out, "\"sockets\":{\"established\":"));
 	assert_non_null(strstr(r.out, "\"time_wait\":"));
+	assert_null(strstr(r.out, "\"other\""));
 	done(&r);
 }
 
