@@ -21,6 +21,14 @@
  * IPCTNL_MSG_CT_GET_STATS (count and max). libnetfilter_conntrack has
  * no call for them, so it is not used.
  */
+/*
+ * Attribute numbers are uapi and never renumbered. The newest two are
+ * spelled out: bullseye's headers (5.10) have no CTA_STATS_CHAIN_TOOLONG
+ * (added in 5.15), and a CLI built there must still ask for it.
+ */
+#define CT_STATS_CLASH_RESOLVE	14	/* CTA_STATS_CLASH_RESOLVE, 5.9 */
+#define CT_STATS_CHAIN_TOOLONG	15	/* CTA_STATS_CHAIN_TOOLONG, 5.15 */
+
 static const struct {
 	int attr;
 	const char *name;
@@ -33,8 +41,8 @@ static const struct {
 	{ CTA_STATS_EARLY_DROP, "early_drop" },
 	{ CTA_STATS_ERROR, "error" },
 	{ CTA_STATS_SEARCH_RESTART, "search_restart" },
-	{ CTA_STATS_CLASH_RESOLVE, "clash_resolve" },
-	{ CTA_STATS_CHAIN_TOOLONG, "chaintoolong" },
+	{ CT_STATS_CLASH_RESOLVE, "clash_resolve" },
+	{ CT_STATS_CHAIN_TOOLONG, "chaintoolong" },
 };
 
 #define CT_NATTRS ARRAY_SIZE(ct_attrs)
