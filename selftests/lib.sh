@@ -445,6 +445,18 @@ rerun_once()
 	return 0
 }
 
+# unload_tree MOD: rmmod MOD after everything that holds it
+unload_tree()
+{
+	local m=$1 h
+
+	[ -d "/sys/module/$m" ] || return 0
+	for h in /sys/module/"$m"/holders/*; do
+		[ -e "$h" ] && { unload_tree "${h##*/}" || return 1; }
+	done
+	rmmod "$m" 2>/dev/null
+}
+
 # ----------------------------------------------------------- requires
 
 require_root()

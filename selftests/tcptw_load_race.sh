@@ -30,18 +30,6 @@ require_module
 DMESG_START=$(dmesg 2>/dev/null | wc -l)
 CT_PROBES="nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm"
 
-# unload_tree MOD: rmmod MOD after everything that holds it
-unload_tree()
-{
-	local m=$1 h
-
-	[ -d "/sys/module/$m" ] || return 0
-	for h in /sys/module/"$m"/holders/*; do
-		[ -e "$h" ] && { unload_tree "${h##*/}" || return 1; }
-	done
-	rmmod "$m" 2>/dev/null
-}
-
 # kprobes_registered SYMBOL: lines of the kernel's kprobe list for SYMBOL
 kprobes_registered()
 {

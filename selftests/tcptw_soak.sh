@@ -55,18 +55,6 @@ S_RELOADS=0 S_CT=0 S_FLOWS=0 S_NETNS=0 S_SYN=0 S_COOKIES=0 S_RST=0
 S_WRITES=0 S_NATPAWS=0
 STOP=$TMPDIR_T/stop
 
-# unload_tree MOD: rmmod MOD after everything that holds it
-unload_tree()
-{
-	local m=$1 h
-
-	[ -d "/sys/module/$m" ] || return 0
-	for h in /sys/module/"$m"/holders/*; do
-		[ -e "$h" ] && { unload_tree "${h##*/}" || return 1; }
-	done
-	rmmod "$m" 2>/dev/null
-}
-
 # readers: cat every tcptw file of init_net and of the newest namespace
 readers_start()
 {
