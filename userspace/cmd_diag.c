@@ -397,9 +397,14 @@ int cmd_diagnose(const struct opts *opt)
 		print_finding(&o, &r->f[i]);
 	out_arr_close(&o);
 	if (!r->n && !o.json) {
+		char list[200];
+
 		out_text(&o, "\n");
-		print_wrapped(&o, NULL, "no evidence of: ",
-			      "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops, NAT idle resets");
+		/* resets it could not judge are no evidence either way */
+		snprintf(list, sizeof(list), "%s%s",
+			 "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops",
+			 r->idle_untold ? "" : ", NAT idle resets");
+		print_wrapped(&o, NULL, "no evidence of: ", list);
 	}
 	out_arr_open(&o, "caveats");
 	for (i = 0; i < r->ncaveats; i++)

@@ -617,6 +617,7 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	if (!in->idle_hist) {
 		caveat(r, "%llu connections were reset: %s",
 		       (unsigned long long)(er ? er : rst), idle_untold);
+		r->idle_untold = true;
 		return;
 	}
 	if (!idle)

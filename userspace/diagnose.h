@@ -72,6 +72,7 @@ struct diag_result {
 	int n;
 	char caveats[DIAG_MAX_NOTES][240];	/* what could not be checked */
 	int ncaveats;
+	bool idle_untold;	/* resets seen, but no histogram to judge them */
 };
 
 void diagnose_run(const struct diag_input *in, struct diag_result *r);

@@ -284,6 +284,15 @@ static void test_diagnose_exit_codes(void **state)
 	assert_int_equal(r.rc, 0);
 	assert_non_null(strstr(r.out, "no evidence"));
 	done(&r);
+	/* resets without the histogram: not named, and not denied either */
+	r = run("busy-nomodule/t0", "diagnose -S tests/tcptw-cli.base");
+	done(&r);
+	r = run("busy-nomodule/t1", "diagnose -b tests/tcptw-cli.base");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "no evidence of: PAWS/TIME_WAIT"));
+	assert_non_null(strstr(r.out, "conntrack drops\ncaveat: "));
+	assert_non_null(strstr(r.out, "caveat: 3100 connections were reset"));
+	done(&r);
 	r = run("healthy/t1", "diagnose -b /nonexistent");
 	assert_int_equal(r.rc, 1);
 	done(&r);

@@ -103,9 +103,11 @@ static void test_busy_healthy(void **state)
 	assert_true(has_caveat(&run->r, "not loaded"));
 	assert_true(has_caveat(&run->r, "3100 connections were reset"));
 	assert_true(has_caveat(&run->r, "cannot be told"));
+	assert_true(run->r.idle_untold);
 	run_free(run);
 	run = expect_only("busy-healthy", NULL);
 	assert_false(has_caveat(&run->r, "cannot be told"));
+	assert_false(run->r.idle_untold);
 	assert_int_equal(deltaset_get(run->in.mod, "RstReceived"), 3100);
 	assert_int_equal(deltaset_get(run->in.mib, "TcpExtListenDrops"), 3);
 	run_free(run);
