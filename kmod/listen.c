@@ -328,6 +328,31 @@ struct rst_ctx {
 	unsigned long before;
 };
 
+/*
+ * The netns of a RST in reply to @skb, and its event in @ev (src = this
+ * host, dst = the segment's source); NULL if the kernel sends none: it
+ * does not reply without a socket or a route.
+ */
+static struct net *rst_reply(const struct sock *sk, const struct sk_buff *skb,
+			     u8 reason, struct tcptw_event *ev)
+{
+	struct net *net;
+
+	if (sk)
+		net = sock_net(sk);
+	else if (skb_dst(skb))
+		net = dev_net(skb_dst(skb)->dev);
+	else
+		return NULL;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = TCPTW_EV_RST_SENT;
+	ev->reason = reason;
+	ev->age_ms = -1;
+	tcptw_tuple_from_skb(&ev->t, skb);
+	tcptw_tuple_swap(&ev->t);
+	return net;
+}
+
 static int send_reset_entry(struct kretprobe_instance *ri,
 			    struct pt_regs *regs)
 {
@@ -335,20 +360,11 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	struct rst_ctx *c = (void *)ri->data;
 
-	if (sk)
-		c->net = sock_net(sk);
-	else if (skb_dst(skb))
-		c->net = dev_net(skb_dst(skb)->dev);
-	else
-		return 1;	/* the kernel does not reply without a route */
+	c->net = rst_reply(sk, skb, tcptw_compat_rst_reason(regs), &c->ev);
+	if (!c->net)
+		return 1;	/* no return handler for this call */
 	c->cpu = smp_processor_id();
 	c->before = tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS);
-	memset(&c->ev, 0, sizeof(c->ev));
-	c->ev.reason = tcptw_compat_rst_reason(regs);
-	/* the reply goes back to the segment's source */
-	tcptw_tuple_from_skb(&c->ev.t, skb);
-	tcptw_tuple_swap(&c->ev.t);
-	c->ev.age_ms = -1;
 	return 0;
 }
 
@@ -358,7 +374,6 @@ static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	if (tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS) == c->before)
 		return 0;
-	c->ev.type = TCPTW_EV_RST_SENT;
 	tcptw_count_event(c->net, TCPTW_RST_SENT, &c->ev);
 	return 0;
 }
@@ -367,22 +382,12 @@ static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 			  u8 reason)
 {
-	struct tcptw_event ev = {
-		.type = TCPTW_EV_RST_SENT,
-		.age_ms = -1,
-		.reason = reason,
-	};
-	const struct net *net;
+	struct tcptw_event ev;
+	struct net *net;
 
-	if (sk)
-		net = sock_net(sk);
-	else if (skb_dst(skb))
-		net = dev_net(skb_dst(skb)->dev);
-	else
-		return;
-	tcptw_tuple_from_skb(&ev.t, skb);
-	tcptw_tuple_swap(&ev.t);
-	tcptw_count_event(net, TCPTW_RST_SENT, &ev);
+	net = rst_reply(sk, skb, reason, &ev);
+	if (net)
+		tcptw_count_event(net, TCPTW_RST_SENT, &ev);
 }
 
 /* tcp_send_active_reset(sk, ...) counts OutRsts on every call */
