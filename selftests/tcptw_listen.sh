@@ -324,10 +324,31 @@ test_cookie_ack_overflow()
 WILD_PORT=8090
 RP_PORT=8091
 
+# check_one_row ADDR PORT MIN : after a burst (snapshots B/A of srv), the
+# listeners have one row for PORT, ADDR's, and it carries every overflow:
+# ListenOverflow == ListenOverflows > MIN == the row's two overflow
+# columns. The row goes to LROW for further checks.
+check_one_row()
+{
+	local addr=$1 port=$2 min=$3 ovf mod rows
+
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	mod=$(d s_tw_ListenOverflow)
+	rows=$(nsx "$srv" cat "$TCPTW_PROC/listeners" |
+		awk -v p="$port" '$2 == p' | grep -c .)
+	LROW=$(listener_row "$srv" "$addr" "$port")
+	diag "srv ListenOverflows=$ovf ListenOverflow=$mod row: ${LROW:--}"
+	check_gt "srv TcpExt ListenOverflows" "$ovf" "$min"
+	check_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
+	check_eq "listeners rows for port $port" "$rows" 1
+	check_eq "row $addr $port overflow_syn + overflow_ack" \
+		"$(echo "$LROW" | awk 'NF { print $5 + $6 }')" "$mod"
+}
+
 test_wildcard_row()
 {
 	local name="listen: one row for a 0.0.0.0 listener reached on 12 addresses"
-	local i a addrs=() ovf mod rows row
+	local i a addrs=()
 
 	test_begin "$name"
 	if [ "$HAVE_MODULE" != 1 ]; then
@@ -358,18 +379,8 @@ test_wildcard_row()
 	ns_snapshot "$srv" A s_
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
-	ovf=$(d s_mib_TcpExtListenOverflows)
-	mod=$(d s_tw_ListenOverflow)
-	rows=$(nsx "$srv" cat "$TCPTW_PROC/listeners" |
-		awk -v p=$WILD_PORT '$2 == p' | grep -c .)
-	row=$(listener_row "$srv" 0.0.0.0 $WILD_PORT)
-	diag "srv ListenOverflows=$ovf ListenOverflow=$mod row: ${row:--}"
-	check_gt "srv TcpExt ListenOverflows" "$ovf" 10
-	check_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
-	check_eq "listeners rows for port $WILD_PORT" "$rows" 1
-	check_eq "row 0.0.0.0 $WILD_PORT overflow_syn + overflow_ack" \
-		"$(echo "$row" | awk 'NF { print $5 + $6 }')" "$mod"
-	check_eq "row max_backlog" "$(echo "$row" | awk '{ print $4 }')" 1
+	check_one_row 0.0.0.0 $WILD_PORT 10
+	check_eq "row max_backlog" "$(echo "$LROW" | awk '{ print $4 }')" 1
 	cleanup_all_ns
 	log_test "$name"
 }
@@ -390,7 +401,7 @@ time.sleep(float(sys.argv[3]))'
 test_reuseport_row()
 {
 	local name="listen: an SO_REUSEPORT group is one row with the group's queues"
-	local out=$TMPDIR_T/rp ovf mod rows row q
+	local out=$TMPDIR_T/rp q
 
 	test_begin "$name"
 	if [ "$HAVE_MODULE" != 1 ]; then
@@ -421,23 +432,13 @@ test_reuseport_row()
 		awk '{ n++; r += $2; s += $3 } END { print n + 0, r + 0, s + 0 }')
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
-	ovf=$(d s_mib_TcpExtListenOverflows)
-	mod=$(d s_tw_ListenOverflow)
-	rows=$(nsx "$srv" cat "$TCPTW_PROC/listeners" |
-		awk -v p=$RP_PORT '$2 == p' | grep -c .)
-	row=$(listener_row "$srv" $SRV $RP_PORT)
 	diag "burst: $(cat "$out.burst"); ss: sockets, queued, backlogs: $q"
-	diag "srv ListenOverflows=$ovf ListenOverflow=$mod row: ${row:--}"
 	check_eq "listening sockets in the group" "${q%% *}" 2
-	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
-	check_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
-	check_eq "listeners rows for port $RP_PORT" "$rows" 1
-	check_eq "row overflow_syn + overflow_ack" \
-		"$(echo "$row" | awk 'NF { print $5 + $6 }')" "$mod"
+	check_one_row $SRV $RP_PORT 0
 	check_eq "row backlog == the group's queued connections" \
-		"$(echo "$row" | awk '{ print $3 }')" "$(echo "$q" | awk '{ print $2 }')"
+		"$(echo "$LROW" | awk '{ print $3 }')" "$(echo "$q" | awk '{ print $2 }')"
 	check_eq "row max_backlog == the group's backlogs" \
-		"$(echo "$row" | awk '{ print $4 }')" "$(echo "$q" | awk '{ print $3 }')"
+		"$(echo "$LROW" | awk '{ print $4 }')" "$(echo "$q" | awk '{ print $3 }')"
 	cleanup_all_ns
 	log_test "$name"
 }
