@@ -230,20 +230,21 @@ test_floods()
 		--timeout $((FLOOD_S * 2 + 60)) || check_err 1 "server did not start"
 	spid=$SERVER_PID
 	readers_start
-	c0=$(tw_counter "$srv" ListenSynCookieSent)
-	m0=$(mib "$srv" TcpExtSyncookiesSent)
+	# srv's counters and MIBs before, between and after the floods
+	declare -A F0=() F1=() F2=()
+	ns_snapshot "$srv" F0 ""
 	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:8080 --seconds "$FLOOD_S" \
 		--netns "$(nspath "$cli")" >"$out.syn"
 	sleep 0.5
-	c1=$(tw_counter "$srv" ListenSynCookieSent)
-	m1=$(mib "$srv" TcpExtSyncookiesSent)
-	r0=$(tw_counter "$srv" RstSent)
-	o0=$(mib "$srv" TcpOutRsts)
+	ns_snapshot "$srv" F1 ""
 	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:9 --seconds "$FLOOD_S" \
 		--netns "$(nspath "$cli")" >"$out.rst"
 	sleep 0.5
-	r1=$(tw_counter "$srv" RstSent)
-	o1=$(mib "$srv" TcpOutRsts)
+	ns_snapshot "$srv" F2 ""
+	c0=${F0[tw_ListenSynCookieSent]} c1=${F1[tw_ListenSynCookieSent]}
+	m0=${F0[mib_TcpExtSyncookiesSent]} m1=${F1[mib_TcpExtSyncookiesSent]}
+	r0=${F1[tw_RstSent]} r1=${F2[tw_RstSent]}
+	o0=${F1[mib_TcpOutRsts]} o1=${F2[mib_TcpOutRsts]}
 	readers_stop
 	ev=$(nsx "$srv" cat "$TCPTW_PROC/events" | wc -l)
 	S_SYN=$(json_get "$out.syn" sent)
