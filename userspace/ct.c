@@ -6,12 +6,12 @@
 #include <string.h>
 #include <time.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <libmnl/libmnl.h>
 #include <linux/netfilter/nfnetlink.h>
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "ct.h"
+#include "mnl.h"
 #include "proc.h"
 #include "sysctl.h"
 
@@ -100,33 +100,19 @@ static int stats_cb(const struct nlmsghdr *nlh, void *data)
 static int ct_request(struct mnl_socket *nl, char *buf, size_t len,
 		      uint8_t type, uint16_t flags, struct ct_sum *sum)
 {
-	unsigned int portid = mnl_socket_get_portid(nl), seq;
 	struct nfgenmsg *nfg;
 	struct nlmsghdr *nlh;
-	ssize_t n;
-	int ret;
 
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = (NFNL_SUBSYS_CTNETLINK << 8) | type;
 	nlh->nlmsg_flags = NLM_F_REQUEST | flags;
-	seq = time(NULL) + type;
-	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_seq = time(NULL) + type;
 	nfg = mnl_nlmsg_put_extra_header(nlh, sizeof(*nfg));
 	nfg->nfgen_family = AF_UNSPEC;
 	nfg->version = NFNETLINK_V0;
 	nfg->res_id = 0;
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, len);
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, portid, stats_cb, sum);
-	} while (ret > MNL_CB_STOP);
-	return ret < 0 ? -errno : 0;
+	return nl_talk(nl, buf, len, nlh, stats_cb, sum);
 }
-
-static const struct timeval nl_timeout = { .tv_sec = 5 };
 
 int ct_read_netlink(struct ct_info *ct)
 {
@@ -148,12 +134,9 @@ int ct_read_netlink(struct ct_info *ct)
 		err = -errno;
 		goto out;
 	}
-	/* a reply that never comes must not hang export or watch */
-	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO,
-		       &nl_timeout, sizeof(nl_timeout)) < 0) {
-		err = -errno;
+	err = nl_set_timeout(nl);
+	if (err)
 		goto out;
-	}
 	err = ct_request(nl, buf, len, IPCTNL_MSG_CT_GET_STATS_CPU, NLM_F_DUMP,
 			 &sum);
 	if (!err && !sum.cpus)

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <time.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <libmnl/libmnl.h>
@@ -16,6 +15,7 @@
 #include <linux/sock_diag.h>
 
 #include "nl.h"
+#include "mnl.h"
 
 const char *census_state_name(enum census_state s)
 {
@@ -262,37 +262,23 @@ static int dump_cb(const struct nlmsghdr *nlh, void *arg)
 static int dump_family(struct mnl_socket *nl, char *buf, size_t len,
 		       uint8_t family, struct walk *w)
 {
-	unsigned int portid = mnl_socket_get_portid(nl);
 	struct inet_diag_req_v2 *req;
 	struct nlmsghdr *nlh;
-	unsigned int seq;
-	ssize_t n;
-	int ret;
+	int err;
 
 	nlh = mnl_nlmsg_put_header(buf);
 	nlh->nlmsg_type = SOCK_DIAG_BY_FAMILY;
 	nlh->nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP;
-	seq = time(NULL) + family;
-	nlh->nlmsg_seq = seq;
+	nlh->nlmsg_seq = time(NULL) + family;
 	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
 	req->sdiag_family = family;
 	req->sdiag_protocol = IPPROTO_TCP;
 	req->idiag_states = (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_SENT) |
 			    (1 << TCP_SYN_RECV) | (1 << TCP_TIME_WAIT);
-	if (mnl_socket_sendto(nl, nlh, nlh->nlmsg_len) < 0)
-		return -errno;
-	do {
-		n = mnl_socket_recvfrom(nl, buf, len);
-		if (n < 0)
-			return -errno;
-		ret = mnl_cb_run(buf, n, seq, portid, dump_cb, w);
-	} while (ret > MNL_CB_STOP);
-	if (w->err)
-		return w->err;
-	return ret < 0 ? -errno : 0;
+	err = nl_talk(nl, buf, len, nlh, dump_cb, w);
+	/* a callback's own error before errno */
+	return w->err ?: err;
 }
-
-static const struct timeval nl_timeout = { .tv_sec = 5 };
 
 int census_collect(struct census *c)
 {
@@ -318,12 +304,9 @@ int census_collect(struct census *c)
 		c->why = "sock_diag bind";
 		goto out;
 	}
-	/* a reply that never comes must not hang export or watch */
-	if (setsockopt(mnl_socket_get_fd(nl), SOL_SOCKET, SO_RCVTIMEO,
-		       &nl_timeout, sizeof(nl_timeout)) < 0) {
-		err = -errno;
+	err = nl_set_timeout(nl);
+	if (err)
 		goto out;
-	}
 	err = dump_family(nl, buf, len, AF_INET, &w);
 	/* a kernel without IPv6 has nothing to dump there */
 	if (!err) {
