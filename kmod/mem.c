@@ -12,12 +12,22 @@
  *  - bounded over all namespaces by mem_max_mb.
  * A part left out never fails the namespace: its counters still count,
  * and /proc/net/tcptw/status says which part is missing and why.
+ *
+ * What is larger than a page is built from single pages and vmap()ed,
+ * not vmalloc()ed: a failed allocation must give its pages back before it
+ * returns. Since v6.17 a vmalloc() that fails part way frees the pages it
+ * got from a workqueue, later; meanwhile the memory cgroup sits at its
+ * limit, and the next allocation of the task creating the namespace (ip,
+ * unshare, a container runtime) is OOM-killed there. Page by page, the
+ * first page the cgroup refuses ends the attempt and every page already
+ * charged is freed, and uncharged, before the namespace goes on.
  */
 #include <linux/atomic.h>
 #include <linux/gfp.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 
 #include "mem.h"
 
@@ -32,6 +42,19 @@ const char * const tcptw_mem_state_names[] = {
 	[TCPTW_MEM_NOMEM] = "nomem",
 };
 
+#define MEM_GFP (GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
+/*
+ * In front of what the caller gets, a cache line apart: how to free it.
+ * pages is NULL for a kmalloc()ed block.
+ */
+struct mem_hdr {
+	struct page **pages;
+	unsigned int nr_pages;
+};
+
+#define MEM_HDR_SIZE ALIGN(sizeof(struct mem_hdr), SMP_CACHE_BYTES)
+
 static unsigned long mem_max __read_mostly;
 /* only namespace creation and teardown write it, never a probe */
 static atomic_long_t mem_used = ATOMIC_LONG_INIT(0);
@@ -44,31 +67,83 @@ void tcptw_mem_init(void)
 		mem_max = max((totalram_pages() << PAGE_SHIFT) / 32, 16UL << 20);
 }
 
+static void free_pages_array(struct page **pages, unsigned int n)
+{
+	while (n)
+		__free_page(pages[--n]);
+	kvfree(pages);
+}
+
+static struct mem_hdr *alloc_mapped(size_t total)
+{
+	unsigned int i, n = DIV_ROUND_UP(total, PAGE_SIZE);
+	struct page **pages;
+	struct mem_hdr *hdr;
+
+	/* 8 bytes a page; vmalloc()ed only for rings above 2 GB */
+	pages = kvmalloc_array(n, sizeof(*pages), MEM_GFP);
+	if (!pages)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		pages[i] = alloc_page(MEM_GFP | __GFP_ZERO);
+		if (!pages[i]) {
+			free_pages_array(pages, i);
+			return NULL;
+		}
+		cond_resched();
+	}
+	hdr = vmap(pages, n, VM_MAP, PAGE_KERNEL);
+	if (!hdr) {
+		free_pages_array(pages, n);
+		return NULL;
+	}
+	hdr->pages = pages;
+	hdr->nr_pages = n;
+	return hdr;
+}
+
 void *tcptw_mem_alloc(size_t size, u8 *state)
 {
-	void *p;
+	size_t total = size + MEM_HDR_SIZE;
+	struct mem_hdr *hdr;
 
 	if (atomic_long_add_return(size, &mem_used) > mem_max) {
 		atomic_long_sub(size, &mem_used);
 		*state = TCPTW_MEM_BUDGET;
 		return NULL;
 	}
-	p = kvzalloc(size, GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL |
-		     __GFP_NOWARN);
-	if (!p) {
+	if (total <= PAGE_SIZE) {
+		hdr = kzalloc(total, MEM_GFP);
+		if (hdr)
+			hdr->pages = NULL;
+	} else {
+		hdr = alloc_mapped(total);
+	}
+	if (!hdr) {
 		atomic_long_sub(size, &mem_used);
 		*state = TCPTW_MEM_NOMEM;
 		return NULL;
 	}
 	*state = TCPTW_MEM_OK;
-	return p;
+	return (char *)hdr + MEM_HDR_SIZE;
 }
 
 void tcptw_mem_free(void *p, size_t size)
 {
+	struct mem_hdr *hdr;
+
 	if (!p)
 		return;
-	kvfree(p);
+	hdr = (struct mem_hdr *)((char *)p - MEM_HDR_SIZE);
+	if (hdr->pages) {
+		struct page **pages = hdr->pages;
+		unsigned int n = hdr->nr_pages;
+
+		vunmap(hdr);
+		free_pages_array(pages, n);
+	} else {
+		kfree(hdr);
+	}
 	atomic_long_sub(size, &mem_used);
 }
 

@@ -80,9 +80,13 @@ static void state_free(struct tcptw_state *st)
 	kfree(st);
 }
 
-static void state_free_rcu(struct rcu_head *head)
+/* frees the states of deleted namespaces, an RCU grace period later */
+static struct workqueue_struct *free_wq;
+
+static void state_free_work(struct work_struct *work)
 {
-	state_free(container_of(head, struct tcptw_state, rcu));
+	state_free(container_of(to_rcu_work(work), struct tcptw_state,
+				free_work));
 }
 
 /*
@@ -131,8 +135,10 @@ static void __net_exit tcptw_net_exit(struct net *net)
 	tcptw_proc_net_exit(net);
 	RCU_INIT_POINTER(tn->state, NULL);
 	/* probes may still hold @st (TIME_WAIT purge runs in later exits) */
-	if (st)
-		call_rcu(&st->rcu, state_free_rcu);
+	if (st) {
+		INIT_RCU_WORK(&st->free_work, state_free_work);
+		queue_rcu_work(free_wq, &st->free_work);
+	}
 }
 
 static struct pernet_operations tcptw_net_ops = {
@@ -144,12 +150,22 @@ static struct pernet_operations tcptw_net_ops = {
 
 int tcptw_pernet_init(void)
 {
-	return register_pernet_subsys(&tcptw_net_ops);
+	int err;
+
+	free_wq = alloc_workqueue("tcptw_free", WQ_UNBOUND, 0);
+	if (!free_wq)
+		return -ENOMEM;
+	err = register_pernet_subsys(&tcptw_net_ops);
+	if (err)
+		destroy_workqueue(free_wq);
+	return err;
 }
 
 void tcptw_pernet_uninit(void)
 {
 	unregister_pernet_subsys(&tcptw_net_ops);
-	/* the RCU callbacks above run module code */
+	/* queue_rcu_work()'s callbacks queue the last frees... */
 	rcu_barrier();
+	/* ...which this runs to the end */
+	destroy_workqueue(free_wq);
 }

@@ -10,6 +10,7 @@
 
 #include <linux/percpu.h>
 #include <linux/rcupdate.h>
+#include <linux/workqueue.h>
 #include <linux/mutex.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
@@ -26,7 +27,8 @@ struct tcptw_table;
 /*
  * Lives as long as the netns is registered with us; freed after an RCU
  * grace period, so probes that looked it up under rcu_read_lock() (or with
- * preemption disabled) may keep using it until they return.
+ * preemption disabled) may keep using it until they return. Freed from a
+ * workqueue, not an RCU callback: vunmap() (mem.c) may sleep.
  */
 struct tcptw_state {
 	struct tcptw_pcpu __percpu *pcpu;
@@ -41,7 +43,7 @@ struct tcptw_state {
 	u8 ring_state;
 	u8 peers_state;
 	u8 listeners_state;
-	struct rcu_head rcu;
+	struct rcu_work free_work;
 };
 
 struct tcptw_net {
