@@ -202,6 +202,34 @@ slowwait()
 	done
 }
 
+# tcptw_bytes_used: bytes of every namespace's rings and tables (status)
+tcptw_bytes_used()
+{
+	awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status"
+}
+
+# tcptw_bytes_settled: tcptw_bytes_used once it has not moved for 5 s (at
+# most 120 s x TCPTW_TIMEOUT_MULT): a netns deleted by an earlier test is
+# freed later, by a kernel worker, and must not be part of a baseline
+tcptw_bytes_settled()
+{
+	local end=$((SECONDS + 120 * ${TCPTW_TIMEOUT_MULT:-1}))
+	local last cur same=0
+
+	last=$(tcptw_bytes_used)
+	while [ $same -lt 5 ] && [ $SECONDS -lt $end ]; do
+		sleep 1
+		cur=$(tcptw_bytes_used)
+		if [ "$cur" = "$last" ]; then
+			same=$((same + 1))
+		else
+			same=0
+			last=$cur
+		fi
+	done
+	echo "$last"
+}
+
 # slowwait_for_counter TIMEOUT_SEC MIN CMD... : wait until CMD prints >= MIN.
 _counter_ge()
 {

@@ -84,18 +84,13 @@ add_many()
 {
 	local i
 
-	ADD_BASE=$(used_bytes)
+	ADD_BASE=$(tcptw_bytes_used)
 	for ((i = 1; i <= $2; i++)); do
 		NS_LIST+=("$1-$i")
 	done
 	for ((i = 1; i <= $2; i++)); do
 		echo "netns add $1-$i"
 	done | in_cgroup ip -force -b -
-}
-
-used_bytes()
-{
-	awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status"
 }
 
 # del_many PREFIX N: delete them and wait until the kernel has freed them
@@ -109,7 +104,7 @@ del_many()
 	done | ip -force -b - 2>/dev/null
 	NS_LIST=()
 	slowwait 120 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $ADD_BASE ]" ||
-		diag "$1-*: tcptw's bytes not back to $ADD_BASE after 120 s: $(used_bytes)"
+		diag "$1-*: tcptw's bytes not back to $ADD_BASE after 120 s: $(tcptw_bytes_used)"
 }
 
 test_charged()

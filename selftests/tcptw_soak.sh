@@ -142,11 +142,6 @@ test_reload()
 	log_test "$name"
 }
 
-used_bytes()
-{
-	awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status"
-}
-
 test_netns()
 {
 	local name="soak: $NETNS namespaces made and destroyed in a memory cgroup"
@@ -165,7 +160,7 @@ test_netns()
 		return
 	fi
 	echo 1G >"$cg/memory.max"
-	u0=$(used_bytes)
+	u0=$(tcptw_bytes_settled)
 	c0=$(cat "$cg/memory.current")
 	readers_start
 	for ((b = 0; b < NETNS; b += 10)); do
@@ -206,7 +201,7 @@ test_netns()
 	check_gt "cgroup memory.current peak >= 10 namespaces of tcptw - 1" \
 		$((cmax - c0)) $((10 * per - 1))
 	slowwait 180 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $u0 ]"
-	check_eq "tcptw bytes in use back to the baseline" "$(used_bytes)" "$u0"
+	check_eq "tcptw bytes in use back to the baseline" "$(tcptw_bytes_used)" "$u0"
 	rmdir "$cg" 2>/dev/null
 	log_test "$name"
 }
