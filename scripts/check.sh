@@ -51,15 +51,20 @@ show_tail() { tail -n "$1" "$2" | sed "s/^/[$step] | /"; }
 # sets `found` to how many there were. Only unindented lines count, so that
 # KTAP subtests are not counted twice with their parent.
 count_tap() {
-	local line
+	local line took=
 	found=0
 	while IFS= read -r line; do
 		case $line in
 		"ok "* | "not ok "*) ;;
+		"# tcptw_"*.sh": "*" s")
+			# run_tests.sh's duration of the script just ended
+			took=" (${line##*: })"
+			continue ;;
 		*) continue ;;
 		esac
 		found=$((found + 1))
-		echo "[$step] $line"
+		echo "[$step] $line$took"
+		took=
 		shopt -s nocasematch
 		if [[ $line == *"# skip"* || $line == *"# todo"* ]]; then
 			ss=$((ss + 1))
