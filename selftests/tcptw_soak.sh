@@ -45,7 +45,9 @@ if [ "${TCPTW_SOAK:-}" = full ]; then
 	FLOOD_S=${SOAK_FLOOD_S:-60} WRITES=${SOAK_WRITES:-100000}
 	NAT_PAWS=${SOAK_NAT_PAWS:-100}
 else
-	RELOADS=${SOAK_RELOADS:-10} NETNS=${SOAK_NETNS:-40}
+	# 20 on a kernel as slow as 5.10 under TCG: 40 took 11 minutes there
+	RELOADS=${SOAK_RELOADS:-10}
+	NETNS=${SOAK_NETNS:-$([ "${TCPTW_TIMEOUT_MULT:-1}" -ge 3 ] && echo 20 || echo 40)}
 	FLOOD_S=${SOAK_FLOOD_S:-5} WRITES=${SOAK_WRITES:-10000}
 	NAT_PAWS=${SOAK_NAT_PAWS:-0}
 fi
@@ -145,7 +147,7 @@ test_reload()
 test_netns()
 {
 	local name="soak: $NETNS namespaces made and destroyed in a memory cgroup"
-	local cg_root=/sys/fs/cgroup cg i b ns ok=0 u0 c0 cmax=0 c per
+	local cg_root=/sys/fs/cgroup cg i b ns ok=0 u0 u1 c0 cmax=0 c per
 
 	test_begin "$name"
 	if [ "$(stat -fc %T "$cg_root" 2>/dev/null)" != cgroup2fs ]; then
@@ -200,8 +202,14 @@ test_netns()
 	check_eq "namespaces created and connected" "$ok" "$NETNS"
 	check_gt "cgroup memory.current peak >= 10 namespaces of tcptw - 1" \
 		$((cmax - c0)) $((10 * per - 1))
-	slowwait 180 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $u0 ]"
-	check_eq "tcptw bytes in use back to the baseline" "$(tcptw_bytes_used)" "$u0"
+	# back to the baseline, or below it: a namespace an earlier test
+	# deleted may be freed only now (5.10 under TCG: minutes later)
+	slowwait 180 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" -le $u0 ]"
+	u1=$(tcptw_bytes_used)
+	[ "$u1" -lt "$u0" ] &&
+		diag "bytes in use $u1 < baseline $u0: an earlier namespace was freed meanwhile"
+	check_eq "tcptw bytes in use not above the baseline ($u0)" \
+		"$([ "$u1" -le "$u0" ] && echo 1 || echo "$u1")" 1
 	rmdir "$cg" 2>/dev/null
 	log_test "$name"
 }
