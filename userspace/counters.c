@@ -104,6 +104,33 @@ int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
 	return added;
 }
 
+int ctr_parse_probes(struct ctrset *s, const char *buf)
+{
+	char *copy, *line, *save = NULL, *f[5], *sp;
+	int added = 0, err, i;
+	uint64_t v;
+
+	copy = strdup(buf);
+	if (!copy)
+		return -ENOMEM;
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		sp = NULL;
+		for (i = 0; i < 5; i++)
+			f[i] = strtok_r(i ? NULL : line, "\t\r", &sp);
+		if (!f[3] || f[4] || parse_value(f[3], &v))
+			continue;
+		err = ctrset_add(s, f[0], v);
+		if (err == -ENOMEM) {
+			free(copy);
+			return err;
+		}
+		added += !err;
+	}
+	free(copy);
+	return added;
+}
+
 static char *next_line(char **p)
 {
 	char *line = *p, *nl;

@@ -53,6 +53,14 @@ void ctrset_free(struct ctrset *s);
 int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix);
 
 /*
+ * /proc/net/tcptw/probes: "name\tkind\tstate\tmissed" per line. Adds
+ * each hook's missed calls under the hook's name; a line without exactly
+ * four fields and a number last is skipped. Returns the number added or
+ * -errno.
+ */
+int ctr_parse_probes(struct ctrset *s, const char *buf);
+
+/*
  * /proc/net/netstat and /proc/net/snmp: pairs of "Tag: names..." and
  * "Tag: values..." lines. Names become TagName as nstat prints them
  * (TcpExtPAWSEstab). Negative values (Tcp MaxConn -1) are stored as their

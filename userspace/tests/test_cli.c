@@ -259,6 +259,34 @@ static void test_stat_module(void **state)
 	done(&r);
 }
 
+/* missed hook calls: in the data and once on stderr, never silent */
+static void test_stat_probes_missed(void **state)
+{
+	struct result r = run("probes_missed/t1", "stat");
+
+	(void)state;
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.err, "tcptw: warning: 42 hook calls missed"));
+	assert_int_equal(lines(r.err), 1);
+	assert_non_null(strstr(r.out, "probes: 42 hook calls missed"));
+	assert_non_null(strstr(r.out, "__inet_hash_connect"));
+	/* a hook that missed nothing is not listed */
+	assert_null(strstr(r.out, "inet_twsk_alloc"));
+	done(&r);
+	r = run("probes_missed/t1", "stat -j");
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"probes\":{\"missed\":42,\"hooks\":"
+			       "{\"__inet_hash_connect\":37,"
+			       "\"tcp_v4_syn_recv_sock\":5}}"));
+	done(&r);
+	r = run("healthy/t1", "stat -j");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\"probes\":{\"missed\":0}"));
+	assert_null(strstr(r.err, "warning"));
+	done(&r);
+}
+
 static void test_diagnose_exit_codes(void **state)
 {
 	struct result r;
@@ -402,6 +430,7 @@ int main(void)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_json_schema),
 		cmocka_unit_test(test_stat_module),
+		cmocka_unit_test(test_stat_probes_missed),
 		cmocka_unit_test(test_diagnose_exit_codes),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_tables),

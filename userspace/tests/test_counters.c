@@ -212,6 +212,33 @@ static void test_diff_kernel_columns(void **state)
 	free(new);
 }
 
+static void test_probes_missed(void **state)
+{
+	const char *buf =
+		"inet_twsk_alloc\tkretprobe\tattached\t0\n"
+		"__inet_hash_connect\tkretprobe\tattached\t37\n"
+		"nf_conntrack:early_drop\tkretprobe\tabsent\t0\n"
+		"tcp_v4_send_reset\tkretprobe\terror:-22\t3\n"
+		"short\tkprobe\tattached\n"
+		"long\tkprobe\tattached\t1\textra\n"
+		"nan\tkprobe\tattached\tx\n";
+	struct ctrset s = { 0 };
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(ctr_parse_probes(&s, buf), 4);
+	assert_true(ctrset_get(&s, "__inet_hash_connect", &v));
+	assert_int_equal(v, 37);
+	assert_true(ctrset_get(&s, "tcp_v4_send_reset", &v));
+	assert_int_equal(v, 3);
+	assert_true(ctrset_get(&s, "nf_conntrack:early_drop", &v));
+	assert_int_equal(v, 0);
+	assert_false(ctrset_get(&s, "short", &v));
+	assert_false(ctrset_get(&s, "long", &v));
+	assert_false(ctrset_get(&s, "nan", &v));
+	ctrset_free(&s);
+}
+
 static void test_name_limits(void **state)
 {
 	char name[200];
@@ -240,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_diff_appear_vanish),
 		cmocka_unit_test(test_diff_kernel_columns),
 		cmocka_unit_test(test_name_limits),
+		cmocka_unit_test(test_probes_missed),
 	};
 
 	return cmocka_run_group_tests_name("counters", tests, NULL, NULL);
