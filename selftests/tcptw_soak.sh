@@ -45,9 +45,9 @@ if [ "${TCPTW_SOAK:-}" = full ]; then
 	FLOOD_S=${SOAK_FLOOD_S:-60} WRITES=${SOAK_WRITES:-100000}
 	NAT_PAWS=${SOAK_NAT_PAWS:-100}
 else
-	# 20 on a kernel as slow as 5.10 under TCG: 40 took 11 minutes there
+	# 10 on a kernel as slow as 5.10 under TCG: 40 took 11 minutes there
 	RELOADS=${SOAK_RELOADS:-10}
-	NETNS=${SOAK_NETNS:-$([ "${TCPTW_TIMEOUT_MULT:-1}" -ge 3 ] && echo 20 || echo 40)}
+	NETNS=${SOAK_NETNS:-$([ "${TCPTW_TIMEOUT_MULT:-1}" -ge 3 ] && echo 10 || echo 40)}
 	FLOOD_S=${SOAK_FLOOD_S:-5} WRITES=${SOAK_WRITES:-10000}
 	NAT_PAWS=${SOAK_NAT_PAWS:-0}
 fi
