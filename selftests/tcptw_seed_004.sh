@@ -1,0 +1,333 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# Seed 004 at its own numbers: the nginx + php-fpm lab, `wrk -c 1000 -t 2`
+# against nginx proxying over FastCGI to php-fpm on 127.0.0.1:9000, one
+# knob of the lab at a time, each a subtest with its own ground truth.
+#
+#   cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2:80  nginx, 1 worker,
+#   wrk -c 1000 -t 2 -d 3s                |  listen backlog=4096
+#                                         v  fastcgi_pass
+#                                  127.0.0.1:9000  php-fpm 8.2 (-F, private
+#                                  config, index.php sleeps SLEEP_US)
+#
+# Every run uses fresh namespaces, so srv's counters start at 0; wrk,
+# nginx and php-fpm are stopped before the "after" snapshot (cli's link
+# goes down first: no retransmit reaches srv after it). `tcptw watch`
+# runs in srv during wrk, `tcptw diagnose --baseline` after it.
+#  a) php-fpm listen.backlog = 10 under net.core.somaxconn = 10 (set once
+#     nginx listens, so that only :9000 is capped: the MIBs are per netns,
+#     the listeners rows per port), pm.max_children 2: TcpExt
+#     ListenOverflows + SyncookiesSent > 0; ListenOverflow and
+#     ListenSynCookieSent == those MIB deltas; the listeners row
+#     127.0.0.1 9000 (max_backlog 10) carries them all, and :80 has no
+#     row; the kernel's "Possible SYN flooding on port 127.0.0.1:9000"
+#     line appears exactly once if TCPReqQFullDoCookies moved (the
+#     listener warns once), never otherwise; diagnose names accept_queue.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat ss nginx wrk nft conntrack
+if ! kernel_is_61; then
+	echo "SKIP: seed at full scale runs on 6.1 only: CI time budget (kernel $(uname -r))"
+	exit $ksft_skip
+fi
+PHPFPM=/usr/sbin/php-fpm8.2
+[ -x $PHPFPM ] || { echo "SKIP: $PHPFPM not installed"; exit $ksft_skip; }
+require_module
+
+SRV=198.18.0.2
+WRK_CONNS=1000
+WRK_SECS=3
+SLEEP_US=20000
+# wrk's 1000 sockets and nginx's two per request
+ulimit -n 65536
+
+declare -A B A
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+have_cli()
+{
+	[ -x "$TCPTW_CLI" ]
+}
+
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+listening()
+{
+	[ -n "$(nsx "$srv" ss -Hltn "sport = :$1")" ]
+}
+
+# php_conf DIR BACKLOG CHILDREN : php-fpm's config and index.php in DIR
+php_conf()
+{
+	local dir=$1 backlog=$2 children=$3
+
+	mkdir -p "$dir"
+	printf '<?php\nusleep(%d);\necho "ok\\n";\n' $SLEEP_US >"$dir/index.php"
+	cat >"$dir/php-fpm.conf" <<-EOF
+	[global]
+	pid = $dir/php-fpm.pid
+	error_log = $dir/php-fpm.log
+	daemonize = no
+	[www]
+	listen = 127.0.0.1:9000
+	listen.backlog = $backlog
+	pm = dynamic
+	pm.max_children = $children
+	pm.start_servers = $children
+	pm.min_spare_servers = 1
+	pm.max_spare_servers = $children
+	EOF
+}
+
+# nginx_conf DIR WORKER_CONNECTIONS KEEPALIVE : nginx proxying / to
+# php-fpm; KEEPALIVE 0: one FastCGI connection per request, N: upstream
+# keepalive N with fastcgi_keep_conn on and at most N connections.
+nginx_conf()
+{
+	local dir=$1 wc=$2 ka=$3 up loc=
+
+	if [ "$ka" -gt 0 ]; then
+		up="server 127.0.0.1:9000 max_conns=$ka; keepalive $ka;"
+		loc="fastcgi_keep_conn on;"
+	else
+		up="server 127.0.0.1:9000;"
+	fi
+	mkdir -p "$dir"
+	cat >"$dir/nginx.conf" <<-EOF
+	daemon off;
+	master_process on;
+	worker_processes 1;
+	worker_rlimit_nofile 8192;
+	pid $dir/nginx.pid;
+	error_log $dir/error.log warn;
+	events {
+		worker_connections $wc;
+	}
+	http {
+		access_log off;
+		client_body_temp_path $dir/client_body;
+		proxy_temp_path $dir/proxy;
+		fastcgi_temp_path $dir/fastcgi;
+		uwsgi_temp_path $dir/uwsgi;
+		scgi_temp_path $dir/scgi;
+		keepalive_requests 10000000;
+		upstream php {
+			$up
+		}
+		server {
+			listen $SRV:80 backlog=4096;
+			location / {
+				fastcgi_pass php;
+				$loc
+				fastcgi_param SCRIPT_FILENAME $dir/index.php;
+				fastcgi_param REQUEST_METHOD \$request_method;
+				fastcgi_param QUERY_STRING \$query_string;
+				fastcgi_param SERVER_PROTOCOL \$server_protocol;
+			}
+		}
+	}
+	EOF
+}
+
+# sysctls of srv for the next lab_start (besides somaxconn and
+# tcp_tw_reuse=0: a new netns has tcp_tw_reuse=2, loopback only)
+SRV_SYSCTLS=()
+
+# lab_start NAME PHP_BACKLOG CHILDREN WORKER_CONNECTIONS KEEPALIVE
+# [SOMAXCONN] : fresh namespaces, nginx, then somaxconn in srv, then
+# php-fpm; sets DIR, NGINX_PID, PHP_PID
+lab_start()
+{
+	local name=$1 backlog=$2 children=$3 wc=$4 ka=$5 somax=${6:-4096}
+
+	DIR=$TMPDIR_T/$name
+	pair_setup || return 1
+	nsx "$srv" sysctl -qw net.core.somaxconn=4096 net.ipv4.tcp_tw_reuse=0 \
+		"${SRV_SYSCTLS[@]}" >/dev/null || return 1
+	nginx_conf "$DIR" "$wc" "$ka"
+	php_conf "$DIR" "$backlog" "$children"
+	bg_start "$DIR/nginx.out" ip netns exec "$srv" nginx -p "$DIR" \
+		-e "$DIR/error.log" -c "$DIR/nginx.conf"
+	NGINX_PID=$BG_PID
+	if ! busywait 15000 listening 80; then
+		diag "nginx did not start: $(tail -n 3 "$DIR/error.log" "$DIR/nginx.out.err" 2>/dev/null)"
+		return 1
+	fi
+	nsx "$srv" sysctl -qw net.core.somaxconn="$somax" || return 1
+	bg_start "$DIR/php.out" ip netns exec "$srv" $PHPFPM -F -R -n \
+		-y "$DIR/php-fpm.conf"
+	PHP_PID=$BG_PID
+	if ! busywait 20000 listening 9000; then
+		diag "php-fpm did not start: $(tail -n 3 "$DIR/php-fpm.log" "$DIR/php.out.err" 2>/dev/null)"
+		return 1
+	fi
+	diag "srv listen: $(nsx "$srv" ss -Hltn | awk '{ printf "%s Send-Q %s; ", $4, $3 }')"
+}
+
+# lab_run NAME : wrk from cli with tcptw watch in srv; then everything
+# stopped, the after snapshot, diagnose; sets WRK, DMESG (kernel lines of
+# this run), E99, WC_LINES.
+lab_run()
+{
+	local name=$1 dm0 watch_pid=
+
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	have_cli && save_baseline "$srv" "$name"
+	dm0=$(dmesg | wc -l)
+	if have_cli; then
+		bg_start "$TMPDIR_T/$name.watch" timeout 30 ip netns exec "$srv" \
+			"$TCPTW_CLI" watch -i 1 -c $((WRK_SECS + 2))
+		watch_pid=$BG_PID
+	fi
+	WRK=$TMPDIR_T/$name.wrk
+	timeout 60 ip netns exec "$cli" wrk -c $WRK_CONNS -t 2 \
+		-d ${WRK_SECS}s --timeout 2s "http://$SRV/" >"$WRK" 2>&1
+	check_err $? "wrk failed: $(tail -n 3 "$WRK")"
+	ip -n "$cli" link set eth0 down
+	diag "srv TIME_WAIT before nginx and php-fpm stop: local :9000 $(nsx "$srv" ss -Htan state time-wait 'sport = :9000' | wc -l), to :9000 $(nsx "$srv" ss -Htan state time-wait 'dport = :9000' | wc -l)"
+	kill -TERM "$NGINX_PID" "$PHP_PID" 2>/dev/null
+	bg_wait "$NGINX_PID"
+	bg_wait "$PHP_PID"
+	[ -n "$watch_pid" ] && bg_wait "$watch_pid"
+	ns_snapshot "$srv" A s_
+	DMESG=$TMPDIR_T/$name.dmesg
+	dmesg | tail -n +$((dm0 + 1)) >"$DMESG"
+	if have_cli; then
+		diagnose "$srv" "$name"
+		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
+			--baseline "$TMPDIR_T/$name.base" >"$TMPDIR_T/$name.diag.txt" 2>&1
+	fi
+	E99=$(grep -cF '(99: Cannot assign requested address)' "$DIR/error.log")
+	WC_LINES=$(grep -c 'worker_connections are not enough' "$DIR/error.log")
+	diag "wrk: $(grep -E 'requests in|Socket errors|Non-2xx|Requests/sec' "$WRK" | tr -s ' ' | tr '\n' ';')"
+	diag "nginx error.log: $(wc -l <"$DIR/error.log") lines, E99 $E99, worker_connections $WC_LINES; $(grep -vF '(99: Cannot' "$DIR/error.log" | grep -v worker_connections | head -n 2 | cut -c 1-200 | tr '\n' ';')"
+	sed -E 's/^([0-9/]+) ([0-9:]+) \[([a-z]+)\] [0-9#]+: (\*[0-9]+ )?/\2 [\3] /; s/, client:.*//' \
+		"$DIR/error.log" | awk '{ t = $1; $1 = ""; n[$0]++; if (!($0 in f)) f[$0] = t; l[$0] = t }
+		END { for (m in n) printf "#   error.log: %d x%s (%s..%s)\n", n[m], m, f[m], l[m] }'
+	diag "wrk ran $(stat -c %y "$WRK" | cut -c 12-19) - ${WRK_SECS}s"
+	diag "php-fpm log: $(grep -c max_children "$DIR/php-fpm.log") max_children warnings; $(grep -m 1 max_children "$DIR/php-fpm.log")"
+	diag "srv ListenOverflows=$(d s_mib_TcpExtListenOverflows) ListenDrops=$(d s_mib_TcpExtListenDrops) SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) ReqQFullDoCookies=$(d s_mib_TcpExtTCPReqQFullDoCookies) ReqQFullDrop=$(d s_mib_TcpExtTCPReqQFullDrop) ActiveOpens=$(d s_mib_TcpActiveOpens) TW=$(d s_mib_TcpExtTW) TWRecycled=$(d s_mib_TcpExtTWRecycled) ct drop=$(d s_ct_drop)"
+	diag "srv tcptw ListenOverflow=$(d s_tw_ListenOverflow) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent) ListenSynDrop=$(d s_tw_ListenSynDrop) ConnectPortExhausted=$(d s_tw_ConnectPortExhausted) TwReuseGranted=$(d s_tw_TwReuseGranted) ConntrackTableFull=$(d s_tw_ConntrackTableFull)"
+	diag "srv TIME_WAIT after: local :9000 $(nsx "$srv" ss -Htan state time-wait 'sport = :9000' | wc -l), to :9000 $(nsx "$srv" ss -Htan state time-wait 'dport = :9000' | wc -l), :80 $(nsx "$srv" ss -Htan state time-wait 'sport = :80' | wc -l)"
+	diag "kernel: $(grep -c 'Possible SYN flooding' "$DMESG") SYN flooding lines, $(grep -c 'table full, dropping packet' "$DMESG") conntrack table full lines"
+	nsx "$srv" cat "$TCPTW_PROC/listeners" 2>/dev/null | sed 's/^/#   listeners: /'
+	return 0
+}
+
+# listener_row ADDR PORT : srv's listeners row, empty if none
+listener_row()
+{
+	nsx "$srv" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+		awk -v a="$1" -v p="$2" '$1 == a && $2 == p'
+}
+
+# example NAME FILE CAPTION : with TCPTW_EXAMPLES_DIR set, the watch and
+# diagnose output of run NAME as docs/examples/seed-004-FILE-*.txt
+example()
+{
+	local name=$1 out=${TCPTW_EXAMPLES_DIR:-}/seed-004-$2
+
+	[ -n "${TCPTW_EXAMPLES_DIR:-}" ] && have_cli || return 0
+	{
+		echo "# $3, in the server's netns, while wrk -c $WRK_CONNS -t 2 -d ${WRK_SECS}s runs"
+		echo "\$ tcptw watch -i 1 -c $((WRK_SECS + 2))"
+		cat "$TMPDIR_T/$name.watch"
+	} >"$out-watch.txt"
+	{
+		echo "# $3, in the server's netns, after the run"
+		echo "\$ tcptw diagnose --baseline before"
+		cat "$TMPDIR_T/$name.diag.txt"
+		echo "# exit status $DIAG_RC"
+	} >"$out-diagnose.txt"
+}
+
+# a_reproduced : the kernel dropped or cookied SYNs/ACKs on a listener
+a_reproduced()
+{
+	local n=$(( $(d s_mib_TcpExtListenOverflows) + $(d s_mib_TcpExtSyncookiesSent) ))
+
+	[ "$n" -gt 0 ] && return 0
+	echo "no ListenOverflows, no SyncookiesSent in srv"
+	return 1
+}
+
+a_reset()
+{
+	cleanup_all_ns
+	lab_start backlog 10 2 4096 0 10
+}
+
+test_backlog()
+{
+	local name="seed_004: php-fpm listen.backlog=10, somaxconn=10, 2 children -> :9000 row == ListenOverflows, SyncookiesSent"
+	local ovf ck row docook
+
+	test_begin "$name"
+	if ! probe_gate tcp_conn_request tcp_check_req; then
+		log_test "$name"
+		return
+	fi
+	if ! lab_start backlog 10 2 4096 0 10; then
+		check_err 1 "setup failed"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	rerun_once a_reproduced a_reset lab_run backlog ||
+		check_err 1 "setup failed"
+	ovf=$(d s_mib_TcpExtListenOverflows)
+	ck=$(d s_mib_TcpExtSyncookiesSent)
+	docook=$(d s_mib_TcpExtTCPReqQFullDoCookies)
+	check_gt "srv TcpExt ListenOverflows + SyncookiesSent" $((ovf + ck)) 0
+	check_mod_eq "srv ListenOverflow == TcpExt ListenOverflows" \
+		"$(d s_tw_ListenOverflow)" "$ovf"
+	check_mod_eq "srv ListenSynCookieSent == TcpExt SyncookiesSent" \
+		"$(d s_tw_ListenSynCookieSent)" "$ck"
+	if [ "$HAVE_MODULE" = 1 ]; then
+		row=$(listener_row 127.0.0.1 9000)
+		diag "listeners row 127.0.0.1 9000: ${row:--}"
+		check_eq "listeners row 127.0.0.1 9000 max_backlog" \
+			"$(echo "$row" | awk '{ print $4 }')" 10
+		check_eq "listeners row 127.0.0.1 9000 overflow_syn + overflow_ack == ListenOverflows" \
+			"$(echo "$row" | awk 'NF { print $5 + $6 }')" "$ovf"
+		check_eq "listeners row 127.0.0.1 9000 cookie_sent == SyncookiesSent" \
+			"$(echo "$row" | awk '{ print $8 }')" "$ck"
+		check_eq "listeners rows for $SRV 80" \
+			"$(listener_row $SRV 80 | grep -c .)" 0
+	fi
+	# tcp_syn_flood_action() warns once per listener, at its first full
+	# SYN queue, counted by TCPReqQFullDoCookies (syncookies=1)
+	diag "kernel: $(grep -m 1 'Possible SYN flooding' "$DMESG")"
+	check_eq "kernel 'Possible SYN flooding on port 9000. Sending cookies' lines" \
+		"$(grep -cE 'Possible SYN flooding on port ([^ ]*:)?9000\. Sending cookies' "$DMESG")" \
+		$(( docook > 0 ? 1 : 0 ))
+	check_eq "kernel SYN flooding lines for other ports" \
+		"$(grep 'Possible SYN flooding' "$DMESG" | grep -cvE 'port ([^ ]*:)?9000\.')" 0
+	if have_cli; then
+		check_str "diagnose findings" "$(findings "$TMPDIR_T/backlog.diag.json")" accept_queue
+		example backlog backlog "php-fpm listen.backlog = 10, net.core.somaxconn = 10"
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_SEED004_TESTS:-"backlog"}
+ktap_plan "$(echo $TESTS | wc -w)"
+for t in $TESTS; do
+	"test_$t"
+done
+ktap_finish
