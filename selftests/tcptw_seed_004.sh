@@ -25,6 +25,18 @@
 #     row; the kernel's "Possible SYN flooding on port 127.0.0.1:9000"
 #     line appears exactly once if TCPReqQFullDoCookies moved (the
 #     listener warns once), never otherwise; diagnose names accept_queue.
+#  b) srv's ip_local_port_range = 20000 20050 (51 ports for nginx's
+#     connects to php-fpm), 8 children: nginx logs "(99: Cannot assign
+#     requested address)"; ConnectPortExhausted == those lines == the
+#     peers row 127.0.0.1 9000's port_exhausted (counted once nginx has
+#     stopped: no connect() in flight). php-fpm 8.2 shuts its side down
+#     first after FCGI_END_REQUEST, so TIME_WAIT lands on :9000, not on
+#     nginx's ports: they run out because hundreds of requests wait for 8
+#     children, each on a connection of its own. Hence tcp_tw_reuse=1
+#     changes nothing here (TWRecycled 0 -> 0, the errors remain);
+#     asserted: TwReuseGranted == TWRecycled, ConnectPortExhausted == the
+#     E99 lines. (In the seed's lab TIME_WAIT was on nginx's side and
+#     tcp_tw_reuse=1 helped: who closes first decides.)
 
 source "$(dirname "$0")/lib.sh"
 
@@ -325,7 +337,98 @@ test_backlog()
 	log_test "$name"
 }
 
-TESTS=${TCPTW_SEED004_TESTS:-"backlog"}
+PORTS=(net.ipv4.ip_local_port_range="20000 20050" net.ipv4.tcp_timestamps=1)
+
+# b_reproduced : nginx failed connects to php-fpm for want of a port
+b_reproduced()
+{
+	[ "$E99" -gt 0 ] && return 0
+	echo "nginx logged no (99: Cannot assign requested address)"
+	return 1
+}
+
+b_reset()
+{
+	cleanup_all_ns
+	lab_start "$B_NAME" 4096 8 4096 0
+}
+
+# b_run NAME : a run of b) with SRV_SYSCTLS set; rerun if nothing failed
+b_run()
+{
+	B_NAME=$1
+	if ! lab_start "$B_NAME" 4096 8 4096 0; then
+		check_err 1 "setup failed"
+		return 1
+	fi
+	rerun_once b_reproduced b_reset lab_run "$B_NAME" ||
+		{ check_err 1 "setup failed"; return 1; }
+	peers_dump
+	check_gt "nginx E99 log lines" "$E99" 0
+	check_mod_eq "srv ConnectPortExhausted == nginx E99 log lines" \
+		"$(d s_tw_ConnectPortExhausted)" "$E99"
+	check_mod_eq "peers 127.0.0.1 9000 port_exhausted == E99 log lines" \
+		"$(peer_col 127.0.0.1 9000 port_exhausted)" "$E99"
+}
+
+# peer_col ADDR PORT COLUMN : a column of srv's peers row, 0 if no row
+peer_col()
+{
+	nsx "$srv" cat "$TCPTW_PROC/peers" 2>/dev/null |
+		awk -v a="$1" -v p="$2" -v c="$3" '
+		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == a && $2 == p { v = $(col[c]); f = 1 }
+		END { if (!(c in col)) exit 1; print f ? v : 0 }'
+}
+
+peers_dump()
+{
+	nsx "$srv" cat "$TCPTW_PROC/peers" 2>/dev/null | sed 's/^/#   peers: /'
+}
+
+test_ports()
+{
+	local name="seed_004: nginx's ip_local_port_range 20000-20050 -> ConnectPortExhausted == nginx's (99: Cannot assign requested address) lines"
+
+	test_begin "$name"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	SRV_SYSCTLS=("${PORTS[@]}")
+	if b_run ports; then
+		check_eq "srv TcpExt TWRecycled (tcp_tw_reuse=0)" \
+			"$(d s_mib_TcpExtTWRecycled)" 0
+		check_mod_eq "srv TwReuseGranted" "$(d s_tw_TwReuseGranted)" 0
+		PORTS_E99=$E99
+		PORTS_REQS=$(awk '/requests in/ { print $1 }' "$WRK")
+	fi
+	SRV_SYSCTLS=()
+	cleanup_all_ns
+	log_test "$name"
+}
+
+test_ports_tw_reuse()
+{
+	local name="seed_004: the same with tcp_tw_reuse=1 -> TwReuseGranted == TWRecycled, ConnectPortExhausted == E99 lines"
+
+	test_begin "$name"
+	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+		log_test "$name"
+		return
+	fi
+	SRV_SYSCTLS=("${PORTS[@]}" net.ipv4.tcp_tw_reuse=1)
+	if b_run tw_reuse; then
+		check_mod_eq "srv TwReuseGranted == TcpExt TWRecycled" \
+			"$(d s_tw_TwReuseGranted)" "$(d s_mib_TcpExtTWRecycled)"
+		diag "tcp_tw_reuse 0 -> 1: E99 lines ${PORTS_E99:-?} -> $E99, requests ${PORTS_REQS:-?} -> $(awk '/requests in/ { print $1 }' "$WRK"), TWRecycled 0 -> $(d s_mib_TcpExtTWRecycled)"
+	fi
+	SRV_SYSCTLS=()
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse"}
 ktap_plan "$(echo $TESTS | wc -w)"
 for t in $TESTS; do
 	"test_$t"
