@@ -37,6 +37,13 @@
 #     asserted: TwReuseGranted == TWRecycled, ConnectPortExhausted == the
 #     E99 lines. (In the seed's lab TIME_WAIT was on nginx's side and
 #     tcp_tw_reuse=1 helped: who closes first decides.)
+#  c) nf_conntrack_max = 200 (guest-wide: writable only in the initial
+#     netns; restored on exit) with conntrack on in srv (an nft ct rule;
+#     nginx's flows to php-fpm over lo are notrack, so wrk's 1000 take the
+#     table): conntrack -S drop > 0, ConntrackTableFull == that delta,
+#     the kernel's "nf_conntrack: table full, dropping packet" at least
+#     once (rate-limited) and at most once per drop, diagnose names
+#     conntrack_full only, with the drop count as its evidence.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -428,7 +435,97 @@ test_ports_tw_reuse()
 	log_test "$name"
 }
 
-TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse"}
+CT_LIMIT=200
+CT_MAX_ORIG=
+
+test_cleanup()
+{
+	if [ -n "$CT_MAX_ORIG" ]; then
+		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
+	fi
+}
+
+# ct_on : conntrack in srv for wrk's flows (not nginx's to php-fpm over
+# lo, which would take entries from the same table), and the guest-wide
+# nf_conntrack_max (writable only in the initial netns)
+ct_on()
+{
+	local p s
+
+	ip netns exec "$srv" nft -f - <<-EOF || return 1
+	table inet seed004 {
+		chain pre {
+			type filter hook prerouting priority raw; policy accept;
+			iif lo notrack
+		}
+		chain out {
+			type filter hook output priority raw; policy accept;
+			oif lo notrack
+		}
+		chain in {
+			type filter hook input priority filter; policy accept;
+			ct state established,related accept
+		}
+	}
+	EOF
+	for p in nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm; do
+		s=$(probe_state "$p")
+		if [ "$HAVE_MODULE" = 1 ] && [ "$s" != attached ]; then
+			check_err 1 "probe $p: '$s'"
+			return 1
+		fi
+	done
+	[ -n "$CT_MAX_ORIG" ] ||
+		CT_MAX_ORIG=$(sysctl -n net.netfilter.nf_conntrack_max) || return 1
+	sysctl -qw net.netfilter.nf_conntrack_max=$CT_LIMIT
+}
+
+c_reproduced()
+{
+	[ "$(d s_ct_drop)" -gt 0 ] && return 0
+	echo "conntrack dropped nothing"
+	return 1
+}
+
+c_reset()
+{
+	cleanup_all_ns
+	lab_start ct 4096 8 4096 0 && ct_on
+}
+
+test_conntrack()
+{
+	local name="seed_004: nf_conntrack_max=$CT_LIMIT in srv -> ConntrackTableFull == conntrack -S drop"
+	local drop
+
+	test_begin "$name"
+	if ! lab_start ct 4096 8 4096 0 || ! ct_on; then
+		check_err 1 "setup failed"
+	else
+		rerun_once c_reproduced c_reset lab_run ct ||
+			check_err 1 "setup failed"
+		drop=$(d s_ct_drop)
+		diag "srv conntrack: count $(nsx "$srv" cat /proc/sys/net/netfilter/nf_conntrack_count) early_drop $(d s_ct_early_drop) insert_failed $(d s_ct_insert_failed)"
+		check_gt "srv conntrack -S drop" "$drop" 0
+		check_mod_eq "srv ConntrackTableFull == conntrack -S drop" \
+			"$(d s_tw_ConntrackTableFull)" "$drop"
+		# net_ratelimit()ed: at least one, at most one per drop
+		check_range "kernel 'nf_conntrack: table full, dropping packet' lines" \
+			"$(grep -c 'nf_conntrack: table full, dropping packet' "$DMESG")" 1 "$drop"
+		if have_cli; then
+			check_str "diagnose findings" \
+				"$(findings "$TMPDIR_T/ct.diag.json")" conntrack_full
+			check_mod_eq "diagnose evidence ConntrackTableFull" \
+				"$(evidence "$TMPDIR_T/ct.diag.json" ConntrackTableFull)" "$drop"
+		fi
+	fi
+	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
+	CT_MAX_ORIG=
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse conntrack"}
 ktap_plan "$(echo $TESTS | wc -w)"
 for t in $TESTS; do
 	"test_$t"
