@@ -44,6 +44,11 @@
 #     the kernel's "nf_conntrack: table full, dropping packet" at least
 #     once (rate-limited) and at most once per drop, diagnose names
 #     conntrack_full only, with the drop count as its evidence.
+#  d) Control: worker_connections 1024 at -c 1000 (nginx needs one per
+#     client and one per request to php-fpm): nginx logs "worker_connections
+#     are not enough", a limit of nginx's, not of TCP's: no ListenOverflows,
+#     no ConnectPortExhausted, and diagnose names nothing (exit 0, "no
+#     evidence of: ...").
 
 source "$(dirname "$0")/lib.sh"
 
@@ -519,13 +524,53 @@ test_conntrack()
 				"$(evidence "$TMPDIR_T/ct.diag.json" ConntrackTableFull)" "$drop"
 		fi
 	fi
-	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
+	[ -n "$CT_MAX_ORIG" ] &&
+		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
 	CT_MAX_ORIG=
 	cleanup_all_ns
 	log_test "$name"
 }
 
-TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse conntrack"}
+d_reproduced()
+{
+	[ "$WC_LINES" -gt 0 ] && return 0
+	echo "nginx never ran out of worker_connections"
+	return 1
+}
+
+d_reset()
+{
+	cleanup_all_ns
+	lab_start wc 4096 8 1024 0
+}
+
+test_worker_connections()
+{
+	local name="seed_004: control: worker_connections 1024 at -c $WRK_CONNS -> nginx's alert, no TCP-level finding"
+
+	test_begin "$name"
+	if ! lab_start wc 4096 8 1024 0; then
+		check_err 1 "setup failed"
+	else
+		rerun_once d_reproduced d_reset lab_run wc ||
+			check_err 1 "setup failed"
+		check_gt "nginx 'worker_connections are not enough' lines" "$WC_LINES" 0
+		check_eq "srv TcpExt ListenOverflows" "$(d s_mib_TcpExtListenOverflows)" 0
+		check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
+		check_mod_eq "srv ConnectPortExhausted" "$(d s_tw_ConnectPortExhausted)" 0
+		if have_cli; then
+			check_str "diagnose findings" "$(findings "$TMPDIR_T/wc.diag.json")" ""
+			check_eq "diagnose exit code" "$DIAG_RC" 0
+			check_eq "diagnose says 'no evidence of:'" \
+				"$(grep -c 'no evidence of:' "$TMPDIR_T/wc.diag.txt")" 1
+			sed 's/^/#   diagnose: /' "$TMPDIR_T/wc.diag.txt"
+		fi
+	fi
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse conntrack worker_connections"}
 ktap_plan "$(echo $TESTS | wc -w)"
 for t in $TESTS; do
 	"test_$t"
