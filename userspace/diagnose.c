@@ -366,6 +366,44 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	rfc1337_note(f, in);
 }
 
+/*
+ * Which side holds the TIME_WAIT sockets: the one that closed first. Here
+ * as the client, a socket keeps its local port of ip_local_port_range for
+ * 60 s; here as the server, it sits on a listening port and costs the
+ * clients nothing (census_add: a local port outside the range counts per
+ * local port). Evidence and a note, from the census at the window's end.
+ */
+static void tw_sides(struct finding *f, const struct diag_input *in)
+{
+	const struct census *c = in->census;
+	const struct census_ep *top = NULL;
+	uint32_t srv = 0, cli;
+	size_t i;
+
+	if (!c)
+		return;
+	for (i = 0; i < c->nlocal; i++) {
+		srv += c->local[i].n[CS_TIME_WAIT];
+		if (!top || c->local[i].n[CS_TIME_WAIT] > top->n[CS_TIME_WAIT])
+			top = &c->local[i];
+	}
+	cli = c->total[CS_TIME_WAIT] - srv;
+	ev_value(f, "TIME_WAIT here as client", cli);
+	ev_value(f, "TIME_WAIT here as server", srv);
+	if (cli && cli >= srv) {
+		note(f, "%u TIME_WAIT sockets are held here, on the connecting",
+		     cli);
+		more(f, "side, each on a local port: this host closed those");
+		more(f, "connections first (as a load tester does on exit).");
+		more(f, "A server that closes first holds TIME_WAIT itself");
+	} else if (srv) {
+		note(f, "%u TIME_WAIT sockets are held here as the server %s %u):",
+		     srv, "(most on local port", top->port);
+		more(f, "it closed first, so they hold no port of this host's");
+		more(f, "range; the clients' ports are free");
+	}
+}
+
 static void rule_ports(const struct diag_input *in, struct diag_result *r)
 {
 	uint64_t ex = dm(in, "ConnectPortExhausted");
@@ -418,6 +456,7 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	ev_sysctl(f, in, SC_PORT_RANGE_HI);
 	ev_sysctl(f, in, SC_TCP_TW_REUSE);
 	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
+	tw_sides(f, in);
 	reuse = sysctl_get(in->sys, SC_TCP_TW_REUSE, 2);
 	if (dm(in, "TwReuseDeniedDisabled") ||
 	    dm(in, "TwReuseDeniedLoopbackOnly"))
@@ -455,6 +494,7 @@ static void rule_tw_overflow(const struct diag_input *in,
 	if (in->census)
 		ev_value(f, "sockets in TIME_WAIT",
 			 in->census->total[CS_TIME_WAIT]);
+	tw_sides(f, in);
 }
 
 static void rule_listen(const struct diag_input *in, struct diag_result *r)

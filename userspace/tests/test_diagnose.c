@@ -2,6 +2,7 @@
 /* Copyright (C) 2026 The tcptw authors. */
 /* The diagnosis rules on each seed's failure and on healthy systems. */
 #include "testlib.h"
+#include <netinet/tcp.h>
 #include <unistd.h>
 #include "snapshot.h"
 
@@ -189,6 +190,56 @@ static void test_port_exhaustion(void **state)
 	assert_string_equal(f->peers[0].addr, "203.0.113.10");
 	assert_true(has_note(f, "only over loopback"));
 	assert_non_null(strstr(f->remedy, "keepalive"));
+	run_free(run);
+}
+
+/*
+ * Seed 003: which side holds the TIME_WAIT sockets, from the census. Here
+ * as the client (ab -k exiting with its connections open) they hold the
+ * ports; here as the server (it closed first) they hold none.
+ */
+static void test_tw_sides(void **state)
+{
+	struct run *run = diagnose_scenario("port_exhaustion");
+	struct census c;
+	const struct finding *f;
+	int i;
+
+	(void)state;
+	census_init(&c, 49152, 65535);
+	for (i = 0; i < 300; i++)
+		assert_int_equal(census_add(&c, TCP_TIME_WAIT, 49152 + i,
+					    "203.0.113.10", 80), 0);
+	assert_int_equal(census_add(&c, TCP_ESTABLISHED, 60000,
+				    "203.0.113.10", 80), 0);
+	assert_int_equal(census_add(&c, TCP_TIME_WAIT, 22, "198.51.100.7",
+				    40000), 0);
+	run->in.census = &c;
+	diagnose_run(&run->in, &run->r);
+	assert_int_equal(run->r.n, 1);
+	f = &run->r.f[0];
+	assert_string_equal(f->id, "port_exhaustion");
+	assert_int_equal(ev(f, "TIME_WAIT here as client")->v, 300);
+	assert_int_equal(ev(f, "TIME_WAIT here as server")->v, 1);
+	assert_true(has_note(f, "300 TIME_WAIT sockets are held here, on the connecting side"));
+	assert_false(has_note(f, "as the server"));
+	census_free(&c);
+
+	/* the server's view: nginx closed first, TIME_WAIT on port 80 */
+	census_init(&c, 49152, 65535);
+	for (i = 0; i < 200; i++)
+		assert_int_equal(census_add(&c, TCP_TIME_WAIT, 80, "198.18.0.1",
+					    49152 + i), 0);
+	assert_int_equal(census_add(&c, TCP_TIME_WAIT, 8080, "198.18.0.1",
+				    50000), 0);
+	run->in.census = &c;
+	diagnose_run(&run->in, &run->r);
+	f = &run->r.f[0];
+	assert_int_equal(ev(f, "TIME_WAIT here as client")->v, 0);
+	assert_int_equal(ev(f, "TIME_WAIT here as server")->v, 201);
+	assert_true(has_note(f, "201 TIME_WAIT sockets are held here as the server (most on local port 80)"));
+	assert_false(has_note(f, "connecting side"));
+	census_free(&c);
 	run_free(run);
 }
 
@@ -468,6 +519,7 @@ int main(void)
 		cmocka_unit_test(test_nat_paws_nomodule),
 		cmocka_unit_test(test_ts_off_seq),
 		cmocka_unit_test(test_port_exhaustion),
+		cmocka_unit_test(test_tw_sides),
 		cmocka_unit_test(test_tw_overflow),
 		cmocka_unit_test(test_accept_queue),
 		cmocka_unit_test(test_conntrack_full),
