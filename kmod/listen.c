@@ -24,6 +24,7 @@
 #include "pernet.h"
 #include "probes.h"
 #include "table.h"
+#include "test.h"
 #include "tuple.h"
 #include "compat/tp_tcp.h"
 
@@ -111,6 +112,15 @@ static void listen_count(struct tcptw_state *st, struct listen_ctx *c,
 	tcptw_emit(st, &c->ev);
 }
 
+/*
+ * The tcp_conn_request() call running on this CPU, if any. It runs in BH
+ * context (a listener takes SYNs without its socket lock), so one at a
+ * time per CPU, and only this CPU reads or writes its slot. With TCP Fast
+ * Open it creates the child itself, through tcp_v{4,6}_syn_recv_sock(),
+ * whose return handler then tells it what it already counted.
+ */
+static DEFINE_PER_CPU(struct listen_ctx *, conn_request_ctx);
+
 /* tcp_conn_request(rsk_ops, af_ops, listener, skb): a SYN at a listener */
 static const int conn_mibs[] = {
 	LINUX_MIB_LISTENOVERFLOWS,
@@ -128,6 +138,7 @@ static int conn_request_entry(struct kretprobe_instance *ri,
 	tcptw_tw_conn_request(sk, skb);
 	listen_enter((void *)ri->data, sk, skb, conn_mibs,
 		     ARRAY_SIZE(conn_mibs));
+	__this_cpu_write(conn_request_ctx, (void *)ri->data);
 	return 0;
 }
 
@@ -137,6 +148,7 @@ static int conn_request_ret(struct kretprobe_instance *ri,
 	struct listen_ctx *c = (void *)ri->data;
 	struct tcptw_state *st;
 
+	__this_cpu_write(conn_request_ctx, NULL);
 	rcu_read_lock();
 	st = tcptw_state(c->net);
 	if (!st)
@@ -216,6 +228,12 @@ static int syn_recv_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 
 	listen_enter((void *)ri->data, sk, skb, syn_recv_mibs,
 		     ARRAY_SIZE(syn_recv_mibs));
+	/*
+	 * Test build: hold a Fast Open child's creation, so that another
+	 * CPU fills the queue between tcp_conn_request()'s check and ours.
+	 */
+	if (__this_cpu_read(conn_request_ctx))
+		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 	return 0;
 }
 
@@ -232,13 +250,30 @@ static int syn_recv6_entry(struct kretprobe_instance *ri,
 static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct listen_ctx *c = (void *)ri->data;
+	struct listen_ctx *outer;
 	struct tcptw_state *st;
+	unsigned long d;
 
-	if (!listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
+	d = listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0);
+	if (!d)
 		return 0;
+	/*
+	 * A Fast Open child found the queue full (another CPU filled it
+	 * after tcp_conn_request() checked): counted here, so the outer
+	 * call must not count the same MIB increase again.
+	 */
+	outer = __this_cpu_read(conn_request_ctx);
+	if (outer && outer->net == c->net)
+		outer->mib[0] += d;
 	rcu_read_lock();
 	st = tcptw_state(c->net);
-	if (st) {
+	if (st && outer) {
+		/* the Fast Open SYN's overflow */
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
+		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_SYN,
+			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
+	} else if (st) {
 		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
 		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_ACK);
 		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_ACK,

@@ -15,14 +15,24 @@
 #ifdef TCPTW_TEST
 /* ms to sleep between the module notifier and the first attach (probes.c) */
 extern unsigned int tcptw_test_attach_delay_ms;
+/* us to spin at the entry of a Fast Open child's syn_recv_sock (listen.c) */
+extern unsigned int tcptw_test_tfo_delay_us;
 #else
 #define tcptw_test_attach_delay_ms 0U
+#define tcptw_test_tfo_delay_us 0U
 #endif
 
 static inline void tcptw_test_delay(unsigned int ms)
 {
 	if (ms)
 		msleep(ms);
+}
+
+/* in a probe handler (atomic): a busy wait */
+static inline void tcptw_test_udelay(unsigned int us)
+{
+	if (us)
+		udelay(us);
 }
 
 #endif /* _TCPTW_TEST_H */

@@ -1,0 +1,176 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# A TCP Fast Open listener overflowing inside tcp_conn_request():
+#
+#   cli 198.18.4.1 --eth0---eth0-- srv 198.18.4.2:8200..8200+ROUNDS-1
+#   tcp_fastopen 0x5 (no cookie)   tcp_fastopen 0x602, listen(1), never
+#   one sender pinned to each CPU  accept()s
+#
+# tcp_conn_request() checks the accept queue, then (Fast Open) creates the
+# child itself through tcp_v4_syn_recv_sock(), which checks it again. If
+# another CPU fills the queue in between, the second check counts the
+# overflow: one ListenOverflows increase, seen by both tcptw's hooks,
+# which counted it twice before they knew one ran inside the other.
+#
+# The test build (TCPTW_TEST_KO) holds every Fast Open child's creation
+# for test_tfo_delay_us, so the window opens each time: per round, a fresh
+# listener gets one child (backlog 1 of max 1, not full), then two data
+# SYNs from two CPUs, half a delay apart, both pass the first check while
+# the first child is held, and the second, when its own hold ends, finds
+# the first child queued and the queue full. Asserted: ListenOverflows delta
+# >= 1 (the window opened), srv ListenOverflow == ListenOverflows delta
+# (each increase counted once), ListenOverflowSyn + ListenOverflowAck ==
+# ListenOverflow, ListenOverflowSyn == rounds (the Fast Open SYN, not the
+# ACK of its fallback handshake), and the kernel log stays clean. The
+# module without the per-CPU nesting pointer counted 16 for 12 (6.1).
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat
+require_module
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+
+ROUNDS=4
+PORT0=8200
+SRV=198.18.4.2
+DELAY_US=200000
+DMESG_START=$(dmesg 2>/dev/null | wc -l)
+
+restore_module()
+{
+	grep -q '^tcptw ' /proc/modules && rmmod tcptw
+	timeout 120 insmod "$TCPTW_KO"
+}
+
+# the listeners: one per round, Fast Open on, backlog 1, never accepting
+SERVER_PY='
+import socket, sys, time
+socks = []
+for i in range(int(sys.argv[3])):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_FASTOPEN, 16)
+    s.bind((sys.argv[1], int(sys.argv[2]) + i))
+    s.listen(1)
+    socks.append(s)
+print("listening", flush=True)
+time.sleep(float(sys.argv[4]))
+'
+
+# per port: one Fast Open connect, then two at once, one per CPU; every
+# socket is aborted (RST) at the end so that nothing retransmits later
+CLIENT_PY='
+import multiprocessing as mp, os, socket, struct, sys, time
+srv, port0, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ncpu = os.cpu_count()
+
+def tfo(port):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.setblocking(False)
+    try:
+        s.sendto(b"x", socket.MSG_FASTOPEN, (srv, port))
+    except BlockingIOError:
+        pass
+    return s
+
+def sender(cpu, port, barrier, hold):
+    os.sched_setaffinity(0, {cpu % ncpu})
+    barrier.wait()
+    # the second SYN half a delay later: past the first check while the
+    # first child is held, at the second once that child is queued
+    time.sleep(cpu * float(sys.argv[5]) / 2)
+    s = tfo(port)
+    hold.wait()
+    s.close()
+
+keep = []
+for r in range(rounds):
+    keep.append(tfo(port0 + r))
+    time.sleep(float(sys.argv[4]))
+    b, h = mp.Barrier(2), mp.Event()
+    ps = [mp.Process(target=sender, args=(c, port0 + r, b, h)) for c in (0, 1)]
+    for p in ps:
+        p.start()
+    time.sleep(float(sys.argv[4]))
+    h.set()
+    for p in ps:
+        p.join(30)
+for s in keep:
+    s.close()
+print("rounds", rounds)
+'
+
+test_tfo_overflow()
+{
+	local name="tfo race: a Fast Open child overflowing inside tcp_conn_request, counted once"
+	local ovf mod syn ack got
+	declare -A B A
+
+	test_begin "$name"
+	if [ -z "${TCPTW_TEST_KO:-}" ] || [ ! -r "$TCPTW_TEST_KO" ] ||
+	   [ -z "${TCPTW_KO:-}" ]; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		skip_test "one CPU: the window needs two SYNs at once"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" \
+		test_tfo_delay_us=$DELAY_US ||
+		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
+	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
+		restore_module
+		log_test "$name"
+		return
+	fi
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+	nsx "$cli" sysctl -qw net.ipv4.tcp_fastopen=5
+	nsx "$srv" sysctl -qw net.ipv4.tcp_fastopen=0x602
+	bg_start "$TMPDIR_T/srv" ip netns exec "$srv" "$PY" -c "$SERVER_PY" \
+		$SRV $PORT0 $ROUNDS 120
+	busywait 30000 grep -q listening "$TMPDIR_T/srv" ||
+		check_err 1 "listeners did not start"
+	ns_snapshot "$srv" B s_
+	timeout 120 ip netns exec "$cli" "$PY" -c "$CLIENT_PY" $SRV $PORT0 \
+		$ROUNDS $(( 2 * DELAY_US / 1000000 + 1 )) \
+		"$(awk -v us=$DELAY_US 'BEGIN { print us / 1e6 }')" >"$TMPDIR_T/cli.out"
+	check_err $? "Fast Open client failed"
+	# the aborts' RSTs land; nothing is left to retransmit
+	sleep 1
+	ns_snapshot "$srv" A s_
+	ovf=$(( ${A[s_mib_TcpExtListenOverflows]:-0} - ${B[s_mib_TcpExtListenOverflows]:-0} ))
+	mod=$(( ${A[s_tw_ListenOverflow]:-0} - ${B[s_tw_ListenOverflow]:-0} ))
+	syn=$(( ${A[s_tw_ListenOverflowSyn]:-0} - ${B[s_tw_ListenOverflowSyn]:-0} ))
+	ack=$(( ${A[s_tw_ListenOverflowAck]:-0} - ${B[s_tw_ListenOverflowAck]:-0} ))
+	diag "srv TcpExtListenOverflows +$ovf TCPFastOpenPassive +$(( ${A[s_mib_TcpExtTCPFastOpenPassive]:-0} - ${B[s_mib_TcpExtTCPFastOpenPassive]:-0} )) | ListenOverflow +$mod (syn $syn ack $ack)"
+	check_gt "srv ListenOverflows delta (the window opened)" "$ovf" 0
+	check_eq "srv ListenOverflow == ListenOverflows delta" "$mod" "$ovf"
+	check_eq "srv ListenOverflowSyn + ListenOverflowAck == ListenOverflow" \
+		$(( syn + ack )) "$mod"
+	# one data SYN per round overflowed inside; what follows (its plain
+	# handshake's ACK at the full queue) is ListenOverflowAck
+	check_eq "srv ListenOverflowSyn == rounds" "$syn" $ROUNDS
+	cleanup_all_ns
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	got=$(dmesg | tail -n +$((DMESG_START + 1)) |
+		grep -cE 'BUG|WARNING|Oops|general protection')
+	check_eq "kernel log lines with BUG/WARNING/Oops" "$got" 0
+	log_test "$name"
+}
+
+ktap_plan 1
+test_tfo_overflow
+ktap_finish
