@@ -29,11 +29,13 @@
 #     connects to php-fpm), 8 children: nginx logs "(99: Cannot assign
 #     requested address)"; ConnectPortExhausted == those lines == the
 #     peers row 127.0.0.1 9000's port_exhausted (counted once nginx has
-#     stopped: no connect() in flight). php-fpm 8.2 shuts its side down
-#     first after FCGI_END_REQUEST, so TIME_WAIT lands on :9000, not on
-#     nginx's ports: they run out because hundreds of requests wait for 8
-#     children, each on a connection of its own. Hence tcp_tw_reuse=1
-#     changes nothing here (TWRecycled 0 -> 0, the errors remain);
+#     stopped: no connect() in flight). The ports run out while wrk runs
+#     because hundreds of requests wait for 8 children, each on a FastCGI
+#     connection of its own, not because of TIME_WAIT: php-fpm 8.2 shuts
+#     its side down first after FCGI_END_REQUEST (TIME_WAIT on :9000), and
+#     nginx closes first only when wrk's clients leave at the end (0 to 51
+#     TIME_WAIT sockets on nginx's ports after a run). Hence tcp_tw_reuse=1
+#     changes nothing here (TWRecycled 0 -> 0 in every run, errors remain);
 #     asserted: TwReuseGranted == TWRecycled, ConnectPortExhausted == the
 #     E99 lines. (In the seed's lab TIME_WAIT was on nginx's side and
 #     tcp_tw_reuse=1 helped: who closes first decides.)
