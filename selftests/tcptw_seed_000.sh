@@ -1,0 +1,564 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# Seed 000 at load, and its 2026 twin (issue 18, scenario 3): wrk with
+# "Connection: close" from two clients behind one NAT address, against an
+# nginx that closes first, so its TIME_WAIT sockets meet the NAT's reused
+# tuples and refuse the SYNs whose timestamp clock is behind (PAWS):
+#
+#   c1 198.18.1.2  wrk -c 50 --+
+#                              nat --- srv 198.18.0.2:8080 nginx
+#   c2 198.18.2.2  wrk -c 50 --+  masquerade to :B-B+255 [fully-random]
+#                                 conntrack tcp time_wait = 0
+#
+# 1. plain masquerade: the clients use the NAT's 256 ports as their own
+#    ip_local_port_range, and the NAT keeps a client's port when it is
+#    free, so a port goes from one client to the other (seed 000: several
+#    hosts, several TS clocks, one address).
+# 2. masquerade fully-random (iptables --random-fully, the Kubernetes
+#    setting): every connection gets a random NAT port.
+# 3. fully-random, c1 alone: on kernels that hash the ports into the TS
+#    offset (Debian 6.1.192+, 6.12.94+, 7.x: "tcp: secure_seq: add back
+#    ports to TS offset", CVE-2026-23247) one client is enough to be
+#    refused; on the others (5.10) it never is.
+# Each run: a baseline, `tcptw watch` in srv meanwhile, wrk for
+# SEED000_SECS seconds; then wrk is stopped (SIGSTOP, not ended: a client
+# that exits drops the SYN retransmit of a connect just refused, and the
+# counts below would differ by the connects in flight), the clients' SYNs
+# in flight finish, and everything is read while nothing moves. Asserted:
+#  - srv TwSynPawsRejected > 0 (3.: == 0 where the TS offset is per host),
+#  - TwPawsRejected + PawsEstabRejected + PawsSynRecvRejected == srv
+#    PAWSEstab (+ PAWSTimewait) delta, and TwPawsRejected == PAWSTimewait
+#    where the kernel has it (6.16+),
+#  - clients TcpExtTCPSynRetrans delta == srv PAWS MIB + nat conntrack
+#    insert_failed + srv TCPSYNChallenge (kernel counters only): each SYN
+#    refused costs its client one SYN retransmit, whether a TIME_WAIT
+#    socket refused it on PAWS, the NAT dropped it (two SYNs raced for one
+#    tuple) or a socket not yet in TIME_WAIT challenged it. TCPSynRetrans
+#    is exact here; TcpRetransSegs also counts the data and FIN
+#    retransmits a busy guest has for reasons of its own,
+#  - and the module: TwSynPawsRejected + TwSynSeqRejected == that
+#    TCPSynRetrans - insert_failed - TCPSYNChallenge (both are 0 in most
+#    runs: then TwSynPawsRejected == PAWS MIB == TCPSynRetrans),
+#  - srv ListenDrops == 0 and no PAWS rejection on a non-TIME_WAIT
+#    socket (its share of SYNs is unknown): else the run is repeated once
+#    (rerun_once), as is one without PAWS rejections where they belong.
+#    nginx sends its response and FIN in one segment (sendfile with
+#    tcp_nopush: the cork holds the data until close() adds the FIN), so
+#    that wrk never closes at the same time: a simultaneous close let the
+#    NAT free a tuple whose srv socket was still CLOSING (conntrack's
+#    TIME_WAIT is 0 s), and new SYNs met that socket,
+#  - the watch samples' TwSynPawsRejected add up to the same delta,
+#  - `tcptw diagnose --baseline` in srv names nat_paws (plus ts_off_seq
+#    if a SYN was refused on sequence), the NAT address 198.18.0.1 and the
+#    module's count; in the fully-random runs, on a kernel with ports in
+#    the TS offset, its note about --random-fully, and on one without,
+#    one clock offset and no such note.
+# Reported, not asserted: requests per second of each run (nginx's access
+# log over the time wrk ran) and their ratio: TCG's rate depends on the
+# machine, not on the kernel.
+# TCPTW_EXAMPLES_DIR set: watch and diagnose output go to
+# seed-000-watch.txt and seed-000-diagnose.txt there (docs/examples/).
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/nat_topo.sh"
+
+case "$(uname -r)" in
+6.12.*)
+	echo "SKIP: random-fully pair runs on 5.10, 6.1 and 7.2: CI time budget"
+	exit $ksft_skip
+	;;
+esac
+
+require_root
+require_cmd ip nft conntrack nginx wrk ss python3
+require_traffic
+require_module
+if ! have_nat; then
+	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
+	exit $ksft_skip
+fi
+if [ ! -x "$TCPTW_CLI" ]; then
+	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
+	exit $ksft_skip
+fi
+
+SECS=${SEED000_SECS:-3}
+CONNS=50
+NPORTS=256
+# each run (and a rerun) takes NAT ports of its own: the TIME_WAIT
+# sockets an earlier run left in srv never meet a later run's SYNs
+PORT_BASE=40000
+NGINX_DIR=$TMPDIR_T/nginx
+EXDIR=${TCPTW_EXAMPLES_DIR:-}
+
+declare -A B A
+declare -a WRK_PIDS
+
+# d KEY : A[KEY] - B[KEY]
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+nginx_start()
+{
+	mkdir -p "$NGINX_DIR/www"
+	echo ok >"$NGINX_DIR/www/index.html"
+	cat >"$NGINX_DIR/nginx.conf" <<-EOF
+	user root;
+	daemon off;
+	master_process on;
+	worker_processes 1;
+	pid $NGINX_DIR/nginx.pid;
+	error_log $NGINX_DIR/error.log error;
+	events {
+		worker_connections 1024;
+	}
+	http {
+		access_log $NGINX_DIR/access.log;
+		keepalive_timeout 0;
+		sendfile on;
+		tcp_nopush on;
+		client_body_temp_path $NGINX_DIR/client_body;
+		proxy_temp_path $NGINX_DIR/proxy;
+		fastcgi_temp_path $NGINX_DIR/fastcgi;
+		uwsgi_temp_path $NGINX_DIR/uwsgi;
+		scgi_temp_path $NGINX_DIR/scgi;
+		server {
+			listen $SRV_ADDR:$SRV_PORT;
+			root $NGINX_DIR/www;
+		}
+	}
+	EOF
+	bg_start "$NGINX_DIR/stdout" ip netns exec "$srv" nginx -p "$NGINX_DIR" \
+		-e "$NGINX_DIR/error.log" -c "$NGINX_DIR/nginx.conf"
+	busywait 15000 nginx_listening && return 0
+	diag "nginx did not start: $(tail -n 3 "$NGINX_DIR/error.log" "$NGINX_DIR/stdout.err" 2>/dev/null)"
+	return 1
+}
+
+nginx_listening()
+{
+	[ -n "$(nsx "$srv" ss -Hltn "sport = :$SRV_PORT")" ]
+}
+
+# requests nginx logged so far
+access_lines()
+{
+	wc -l <"$NGINX_DIR/access.log" 2>/dev/null || echo 0
+}
+
+# setup : the NAT topology of nat_topo.sh and nginx in srv
+setup()
+{
+	nat_topo_setup || return 1
+	nginx_start
+}
+
+# nat_rule LO HI FLAGS : masquerade to :LO-HI FLAGS ("" or fully-random)
+nat_rule()
+{
+	nsx "$nat" nft -f - <<-EOF
+	flush chain ip natpaws post
+	add rule ip natpaws post oifname "n-srv" meta l4proto tcp masquerade to :$1-$2 $3
+	EOF
+}
+
+# snapshot ARRAY : srv, c1, c2 and nat, absolute (ns_snapshot), plus the
+# requests nginx logged
+snapshot()
+{
+	local -n s=$1
+
+	s=()
+	ns_snapshot "$srv" s srv_
+	ns_snapshot "$c1" s c1_
+	ns_snapshot "$c2" s c2_
+	ns_snapshot "$nat" s nat_
+	s[requests]=$(access_lines)
+}
+
+# syn_sent NS... : SYN_SENT sockets in NS... (state 02 of /proc/net/tcp)
+syn_sent()
+{
+	local ns n=0
+
+	for ns in "$@"; do
+		n=$((n + $(nsx "$ns" awk '$4 == "02" { n++ } END { print n + 0 }' /proc/net/tcp)))
+	done
+	echo $n
+}
+
+no_syn_sent()
+{
+	[ "$(syn_sent "$@")" -eq 0 ]
+}
+
+# wrk_pid PID : the child of `timeout` PID (nsenter has exec'd wrk)
+wrk_pid()
+{
+	local c
+
+	read -r c <"/proc/$1/task/$1/children" 2>/dev/null
+	echo "${c:-}"
+}
+
+# lines_ge FILE N : FILE has N lines or more
+lines_ge()
+{
+	[ "$(wc -l <"$1")" -ge "$2" ]
+}
+
+# run NAME FLAGS CLIENT... : one wrk run through `masquerade FLAGS` from
+# the CLIENT namespaces (variable names: c1 c2), in NAT ports of its own.
+# Fills B, A, RUN_* and the files $TMPDIR_T/NAME.*.
+run()
+{
+	local name=$1 flags=$2 lo hi v ns pid t0 t1 i=0 watch
+	local -a clients=()
+	shift 2
+
+	for v in "$@"; do
+		clients+=("${!v}")
+	done
+	lo=$PORT_BASE
+	hi=$((lo + NPORTS - 1))
+	PORT_BASE=$((PORT_BASE + 1000))
+	RUN_NAME=$name
+	RUN_PORTS="$lo-$hi"
+	if ! nat_rule "$lo" "$hi" "$flags"; then
+		check_err 1 "nft: masquerade to :$lo-$hi $flags"
+		return 1
+	fi
+	# plain masquerade keeps a client's port if it is in the NAT's range
+	# and free: both clients draw from the same 256 ports
+	for ns in "$c1" "$c2"; do
+		nsx "$ns" sysctl -qw net.ipv4.ip_local_port_range="$lo $hi"
+	done
+
+	watch=$TMPDIR_T/$name.watch
+	save_baseline "$srv" "$name"
+	bg_start "$watch" ip netns exec "$srv" "$TCPTW_CLI" watch -i 1 -c 60
+	RUN_WATCH_PID=$BG_PID
+	# its first sample is out: it has read its starting values
+	busywait 15000 lines_ge "$watch" 1 ||
+		diag "watch printed no sample in 15 s"
+	snapshot B
+
+	WRK_PIDS=()
+	t0=$(now_ms)
+	for ns in "${clients[@]}"; do
+		i=$((i + 1))
+		bg_start "$TMPDIR_T/$name.wrk$i" timeout -k 5 60 \
+			nsenter --net="$(nspath "$ns")" wrk -t1 -c$CONNS -d30s \
+			--timeout 10s -H "Connection: close" \
+			"http://$SRV_ADDR:$SRV_PORT/"
+		WRK_PIDS+=("$BG_PID")
+	done
+	sleep "$SECS"
+	# freeze wrk: from now on no new connection, and the connects in
+	# flight finish in the kernel with nobody closing them
+	for pid in "${WRK_PIDS[@]}"; do
+		v=$(wrk_pid "$pid")
+		if [ -n "$v" ]; then
+			kill -STOP "$v"
+		else
+			check_err 1 "wrk in run $name ended before it was stopped: $(tail -n 2 "$TMPDIR_T/$name.wrk"*)"
+		fi
+	done
+	t1=$(now_ms)
+	RUN_MS=$((t1 - t0))
+	# New mappings from ports no TIME_WAIT socket holds: a SYN retransmitted
+	# now is not refused again, and only the timers already running (1 s,
+	# 2 s, ... after a second refusal) are waited for.
+	nat_rule $((hi + 1)) $((hi + NPORTS)) "$flags" ||
+		check_err 1 "nft: masquerade to :$((hi + 1))-$((hi + NPORTS)) $flags"
+	if ! busywait 20000 no_syn_sent "${clients[@]}"; then
+		diag "connects still in SYN_SENT 20 s after wrk stopped: $(syn_sent "${clients[@]}")"
+		RUN_SETTLED=0
+	else
+		RUN_SETTLED=1
+	fi
+	# the handshakes' last ACKs and the responses in flight
+	sleep 0.3
+	snapshot A
+	RUN_SETTLE_MS=$(($(now_ms) - t1))
+
+	# two more samples: the last one covers the whole run
+	v=$(wc -l <"$watch")
+	busywait 15000 lines_ge "$watch" $((v + 2)) ||
+		diag "watch printed no new sample in 15 s"
+	kill -INT "$RUN_WATCH_PID" 2>/dev/null
+	bg_wait "$RUN_WATCH_PID"
+	RUN_WATCH_RC=$?
+	diagnose "$srv" "$name"
+	[ -n "$EXDIR" ] &&
+		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
+			--baseline "$TMPDIR_T/$name.base" >"$TMPDIR_T/$name.diag.txt" 2>&1
+	RUN_DIAG_TXT_RC=$?
+
+	# wrk's SIGINT handler does not always end it here: SIGTERM (no
+	# summary; the requests are counted in nginx's log)
+	for pid in "${WRK_PIDS[@]}"; do
+		v=$(wrk_pid "$pid")
+		[ -n "$v" ] && kill -TERM "$v" && kill -CONT "$v"
+	done
+	for pid in "${WRK_PIDS[@]}"; do
+		bg_wait "$pid"
+	done
+	i=0
+	for ns in "${clients[@]}"; do
+		i=$((i + 1))
+		[ -s "$TMPDIR_T/$name.wrk$i" ] &&
+			diag "wrk $i: $(tr -s ' \n' ' ' <"$TMPDIR_T/$name.wrk$i" | head -c 300)"
+	done
+
+	RUN_REQS=$(d requests)
+	RUN_RPS=$(awk -v n="$RUN_REQS" -v ms="$RUN_MS" 'BEGIN { printf "%.1f", n * 1000 / ms }')
+	RUN_K=$(d srv_tw_TwSynPawsRejected)
+	RUN_KALL=$(d srv_tw_TwPawsRejected)
+	RUN_SEQ=$(d srv_tw_TwSynSeqRejected)
+	RUN_POTHER=$(( $(d srv_tw_PawsEstabRejected) + $(d srv_tw_PawsSynRecvRejected) ))
+	RUN_PAWS=$(( $(d srv_mib_TcpExtPAWSEstab) + $(d srv_mib_TcpExtPAWSTimewait) ))
+	RUN_RETR=$(( $(d c1_mib_TcpExtTCPSynRetrans) + $(d c2_mib_TcpExtTCPSynRetrans) ))
+	RUN_RETRSEGS=$(( $(d c1_mib_TcpRetransSegs) + $(d c2_mib_TcpRetransSegs) ))
+	RUN_INSFAIL=$(d nat_ct_insert_failed)
+	RUN_LDROPS=$(d srv_mib_TcpExtListenDrops)
+	RUN_SYNCHAL=$(d srv_mib_TcpExtTCPSYNChallenge)
+	RUN_WATCH_SUM=$(awk '$1 == "TwSynPawsRejected" { s += $2 } END { print s + 0 }' "$watch")
+	diag "run $name: masquerade to :$RUN_PORTS $flags, clients: $*, ${RUN_MS} ms of wrk, settled in ${RUN_SETTLE_MS} ms"
+	diag "  requests $RUN_REQS, $RUN_RPS/s; srv TcpExt TW $(d srv_mib_TcpExtTW), clients TcpExt TW $(( $(d c1_mib_TcpExtTW) + $(d c2_mib_TcpExtTW) )), srv TwCreated $(d srv_tw_TwCreated)"
+	diag "  srv TwSynPawsRejected $RUN_K TwPawsRejected $RUN_KALL TwSynSeqRejected $RUN_SEQ PawsEstab+SynRecvRejected $RUN_POTHER TwSynRecycled $(d srv_tw_TwSynRecycled) TwKilledByRst $(d srv_tw_TwKilledByRst)"
+	diag "  srv PAWS MIB $RUN_PAWS (PAWSTimewait $(d srv_mib_TcpExtPAWSTimewait)); clients TCPSynRetrans $RUN_RETR (c1 $(d c1_mib_TcpExtTCPSynRetrans)), RetransSegs $RUN_RETRSEGS, OutRsts $(( $(d c1_mib_TcpOutRsts) + $(d c2_mib_TcpOutRsts) ))"
+	diag "  nat insert_failed $RUN_INSFAIL drop $(d nat_ct_drop); srv ListenDrops $RUN_LDROPS ListenOverflows $(d srv_mib_TcpExtListenOverflows) TCPSYNChallenge $RUN_SYNCHAL; watch sum $RUN_WATCH_SUM"
+	return 0
+}
+
+# run_clean : the run reproduced what it is about without other losses
+run_clean()
+{
+	local why=
+
+	[ "$RUN_SETTLED" = 1 ] || why+="connects still in SYN_SENT; "
+	[ "$RUN_LDROPS" = 0 ] || why+="srv ListenDrops $RUN_LDROPS; "
+	[ "$RUN_POTHER" = 0 ] ||
+		why+="$RUN_POTHER PAWS rejections on non-TIME_WAIT sockets; "
+	[ "$RUN_REQS" -gt 0 ] || why+="no request served; "
+	[ "$EXPECT_PAWS" = 0 ] || [ "$RUN_PAWS" -gt 0 ] ||
+		why+="no PAWS rejection in srv; "
+	[ -z "$why" ] && return 0
+	echo "$why"
+	return 1
+}
+
+run_reset()
+{
+	RET=0
+	RETMSG=
+}
+
+# check_counts : the module against the kernel's counters of the run
+check_counts()
+{
+	check_eq "run settled (no connect in SYN_SENT)" "$RUN_SETTLED" 1
+	check_eq "srv ListenDrops" "$RUN_LDROPS" 0
+	check_eq "srv PAWS rejections on non-TIME_WAIT sockets" "$RUN_POTHER" 0
+	# Ground truth alone: every SYN refused costs its client one SYN
+	# retransmit. Refused by a TIME_WAIT socket on PAWS (the MIB), dropped
+	# by the NAT when two SYNs raced for one tuple (insert_failed), or
+	# challenged by a socket not yet in TIME_WAIT.
+	if [ "$RUN_SEQ" = 0 ] && [ "$RUN_KALL" = "$RUN_K" ]; then
+		check_eq "clients TCPSynRetrans == srv PAWS MIB + nat insert_failed + srv TCPSYNChallenge" \
+			"$RUN_RETR" $((RUN_PAWS + RUN_INSFAIL + RUN_SYNCHAL))
+	else
+		diag "  not checked without the module: $RUN_SEQ SYNs refused on sequence, $((RUN_KALL - RUN_K)) non-SYN PAWS rejections"
+	fi
+	# The module against it.
+	check_mod_eq "srv TwPawsRejected + PawsEstab/SynRecvRejected == srv PAWS MIB delta" \
+		$((RUN_KALL + RUN_POTHER)) "$RUN_PAWS"
+	if has_mib "$srv" TcpExtPAWSTimewait; then
+		check_mod_eq "srv TwPawsRejected == TcpExtPAWSTimewait delta" \
+			"$RUN_KALL" "$(d srv_mib_TcpExtPAWSTimewait)"
+	fi
+	check_mod_eq "srv TwSynPawsRejected + TwSynSeqRejected == clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge" \
+		$((RUN_K + RUN_SEQ)) $((RUN_RETR - RUN_INSFAIL - RUN_SYNCHAL))
+	if [ "$RUN_K" = "$RUN_PAWS" ] && [ "$RUN_K" = "$RUN_RETR" ]; then
+		diag "  so: TwSynPawsRejected == srv PAWS MIB == clients TCPSynRetrans"
+	fi
+	check_mod_eq "watch: sum of TwSynPawsRejected deltas" "$RUN_WATCH_SUM" "$RUN_K"
+}
+
+# check_diag WANT_PAWS FULLY_RANDOM : diagnose in srv against the run
+check_diag()
+{
+	local want=$1 fully=$2 f=$TMPDIR_T/$RUN_NAME.diag.json ids exp
+
+	ids=$(findings "$f")
+	if [ "$want" = 0 ]; then
+		# no SYN refused on PAWS: nat_paws only for non-SYN rejections,
+		# ts_off_seq only for SYNs refused on sequence
+		exp=
+		[ "$RUN_KALL" -gt 0 ] && exp=nat_paws
+		[ "$RUN_SEQ" -gt 0 ] && exp="${exp:+$exp }ts_off_seq"
+		check_eq "diagnose exit code (0: nothing found, else 3)" \
+			"$DIAG_RC" "$([ -n "$exp" ] && echo 3 || echo 0)"
+		check_str "diagnose findings" "$ids" "$exp"
+		check_str "diagnose evidence TwSynPawsRejected" \
+			"$(evidence "$f" TwSynPawsRejected)" none
+		! grep -q -- '--random-fully' "$f"
+		check_err $? "diagnose blames --random-fully with one TS clock per host"
+		return
+	fi
+	exp=nat_paws
+	[ "$RUN_SEQ" -gt 0 ] && exp="nat_paws ts_off_seq"
+	check_eq "diagnose exit code (3: problem found)" "$DIAG_RC" 3
+	check_str "diagnose findings" "$ids" "$exp"
+	check_eq "diagnose evidence TwSynPawsRejected" \
+		"$(evidence "$f" TwSynPawsRejected)" "$RUN_K"
+	grep -q "$NAT_PUB" "$f"
+	check_err $? "diagnose does not name the NAT address $NAT_PUB"
+	[ "$fully" = 1 ] || return 0
+	# clock_note needs 4 rejected SYNs from the NAT address
+	if [ "$RUN_K" -lt 4 ]; then
+		diag "only $RUN_K rejections: diagnose has no clock note to check"
+		return
+	fi
+	if [ "$PER_PORT" = 1 ]; then
+		grep -q -- '--random-fully' "$f"
+		check_err $? "diagnose has no note about --random-fully"
+	else
+		check_eq "diagnose ts_clock_offsets (one per client pair)" \
+			"$(evidence_value "$f" ts_clock_offsets)" 1
+		! grep -q -- '--random-fully' "$f"
+		check_err $? "diagnose blames --random-fully with one TS clock per host"
+	fi
+}
+
+# evidence_value FILE NAME : the value of evidence NAME of the first finding
+evidence_value()
+{
+	python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["findings"]:
+    for e in f["evidence"]:
+        if e["name"] == sys.argv[2] and "value" in e:
+            print(e["value"])
+            sys.exit(0)
+print("none")' "$1" "$2"
+}
+
+# example CAPTION : this run's watch and diagnose into TCPTW_EXAMPLES_DIR
+example()
+{
+	[ -n "$EXDIR" ] || return 0
+	{
+		echo "# $1, in the server's netns, while wrk runs"
+		echo "\$ tcptw watch -i 1"
+		cat "$TMPDIR_T/$RUN_NAME.watch"
+		echo "# exit status $RUN_WATCH_RC (stopped with Ctrl-C)"
+	} >>"$EXDIR/seed-000-watch.txt"
+	{
+		echo "# $1, in the server's netns (tcptw diagnose --save-baseline before, ahead of the run)"
+		echo "\$ tcptw diagnose --baseline before"
+		cat "$TMPDIR_T/$RUN_NAME.diag.txt"
+		echo "# exit status $RUN_DIAG_TXT_RC"
+	} >>"$EXDIR/seed-000-diagnose.txt"
+}
+
+# probe_ts_offset : PER_PORT=1 if this kernel gives each connection its
+# own TS offset (ports hashed in), 0 if one per host pair; measured with
+# six connections from c1 (tcptw_traffic reads each one's TCP_TIMESTAMP),
+# not taken from the run under test
+probe_ts_offset()
+{
+	local out=$TMPDIR_T/probe.client.json
+
+	server_start "$srv" "$TMPDIR_T/probe.server.json" \
+		--listen $SRV_ADDR:8081 --count 6 --timeout 30 \
+		--close-first client || return 1
+	timeout 40 "$TRAFFIC" client --connect $SRV_ADDR:8081 --count 6 \
+		--netns "$(nspath "$c1")" --close-first client --barrier \
+		--timeout 30 --verbose >"$out" || return 1
+	bg_wait "$SERVER_PID"
+	if ts_offset_per_host "$out"; then
+		PER_PORT=0
+	else
+		PER_PORT=1
+	fi
+}
+
+test_plain()
+{
+	local T="seed_000: wrk -c $CONNS x2, plain masquerade: TwSynPawsRejected == PAWS MIB == clients' SYN retransmits"
+
+	test_begin "$T"
+	EXPECT_PAWS=1
+	rerun_once run_clean run_reset run plain "" c1 c2 ||
+		{ log_test "$T"; return; }
+	PLAIN_RPS=$RUN_RPS
+	check_mod_gt "srv TwSynPawsRejected" "$RUN_K" 0
+	check_counts
+	check_diag 1 0
+	example "Seed 000: wrk -c $CONNS from two clients behind plain masquerade"
+	log_test "$T"
+}
+
+test_fully_random()
+{
+	local T="seed_000: wrk -c $CONNS x2, masquerade fully-random: the same, and the requests/s ratio"
+
+	test_begin "$T"
+	EXPECT_PAWS=1
+	rerun_once run_clean run_reset run fully fully-random c1 c2 ||
+		{ log_test "$T"; return; }
+	check_mod_gt "srv TwSynPawsRejected" "$RUN_K" 0
+	check_counts
+	check_diag 1 1
+	if [ -n "${PLAIN_RPS:-}" ]; then
+		diag "requests/s: plain $PLAIN_RPS, fully-random $RUN_RPS, ratio fully-random/plain $(awk -v a="$RUN_RPS" -v b="$PLAIN_RPS" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') (not asserted: TCG)"
+	fi
+	example "Seed 000's 2026 twin: the same through masquerade fully-random (--random-fully)"
+	log_test "$T"
+}
+
+test_one_client()
+{
+	local T="seed_000: wrk -c $CONNS, c1 alone, masquerade fully-random: rejections only with ports in the TS offset"
+
+	test_begin "$T"
+	EXPECT_PAWS=$PER_PORT
+	rerun_once run_clean run_reset run one fully-random c1 ||
+		{ log_test "$T"; return; }
+	check_counts
+	if [ "$PER_PORT" = 1 ]; then
+		check_mod_gt "srv TwSynPawsRejected (one TS clock per connection)" "$RUN_K" 0
+		check_diag 1 1
+	else
+		# (a late non-SYN segment may still meet a TIME_WAIT socket
+		# whose last timestamp is newer: reordering, not a second clock)
+		check_mod_eq "srv TwSynPawsRejected (one TS clock per host pair)" "$RUN_K" 0
+		check_diag 0 1
+	fi
+	example "One client alone behind masquerade fully-random"
+	log_test "$T"
+}
+
+ktap_plan 3
+if ! setup || ! probe_ts_offset; then
+	for t in plain fully-random one-client; do
+		ktap_not_ok "seed_000: $t: setup failed"
+	done
+	ktap_finish
+fi
+diag "kernel $(uname -r): TS offset $([ "$PER_PORT" = 1 ] && echo "per connection (ports hashed in)" || echo "per host pair")"
+if [ -n "$EXDIR" ]; then
+	: >"$EXDIR/seed-000-watch.txt"
+	: >"$EXDIR/seed-000-diagnose.txt"
+fi
+test_plain
+test_fully_random
+test_one_client
+ktap_finish
