@@ -27,15 +27,17 @@
 #     TIME_WAIT socket per port of the range, minus at most the 100
 #     connections the aborted run still held, and the server none; the
 #     peers row 198.18.0.2 80 carries the same port_exhausted count; reuse
-#     denied as loopback-only, none granted; diagnose names
+#     denied as loopback-only, none granted; TwCreated == the TcpExt TW
+#     delta; diagnose names
 #     port_exhaustion with that count and says the TIME_WAIT sockets are
 #     held here, on the connecting side.
 #  2. Control, the report's command line `ab -n 20000 -c 100` against the
 #     same nginx, from the report's whole range 49152-65535: nginx closes
 #     first, TIME_WAIT lands on the server (its TcpExt TW delta == the
-#     20,000 requests), the client keeps at most the 100 connections ab
-#     held when it exited, ab completes every request, ConnectPortExhausted
-#     0, and diagnose in the client names no port_exhaustion.
+#     20,000 requests, and so is the server's TwCreated), the client keeps
+#     at most the 100 connections ab held when it exited, ab completes
+#     every request, ConnectPortExhausted 0, and diagnose in the client
+#     names no port_exhaustion.
 # The stall's range: 4096 ports (49152-53247) unless TCPTW_SEED003_PORTS
 # says otherwise; 16384 is the report's. The range must fill within the
 # 60 s a TIME_WAIT socket lives, and under TCG it does not at 16384: once
@@ -289,6 +291,8 @@ test_stall()
 		"$(rl_mib TcpExtTCPTimeWaitOverflow)" 0
 	check_mod_eq "ConnectPortExhausted == connect() EADDRNOTAVAIL" \
 		"$(rl_tw ConnectPortExhausted)" "$EADDR"
+	check_mod_eq "cli TwCreated == TcpExt TW delta" "$(rl_tw TwCreated)" \
+		"$(rl_mib TcpExtTW)"
 	check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
 	check_mod_gt "TwReuseDeniedLoopbackOnly (tcp_tw_reuse=2 over a veth)" \
 		"$(rl_tw TwReuseDeniedLoopbackOnly)" 0
@@ -347,7 +351,7 @@ test_control()
 	rc=$?
 	snap AFTER
 	diag "ab exit $rc: $(grep -E 'Time taken|Complete requests|Failed requests|Requests per|apr_' "$out" | tr -s ' ' | tr '\n' ';')"
-	diag "TIME_WAIT sockets: cli $(tw_sockets "$cli") srv $(tw_sockets "$srv"); cli TcpExt TW=$(rl_mib TcpExtTW); srv TcpExt TW=$(rl_delta s_mib_TcpExtTW) TWRecycled=$(rl_delta s_mib_TcpExtTWRecycled) PAWSEstab=$(rl_delta s_mib_TcpExtPAWSEstab)"
+	diag "TIME_WAIT sockets: cli $(tw_sockets "$cli") srv $(tw_sockets "$srv"); cli TcpExt TW=$(rl_mib TcpExtTW); srv TwCreated=$(rl_delta s_tw_TwCreated) TcpExt TW=$(rl_delta s_mib_TcpExtTW) TWRecycled=$(rl_delta s_mib_TcpExtTWRecycled) PAWSEstab=$(rl_delta s_mib_TcpExtPAWSEstab)"
 	rl_tw_dump
 	diagnose "$cli" control
 	check_eq "ab exit status" "$rc" 0
@@ -361,6 +365,9 @@ test_control()
 	check_range "cli TIME_WAIT sockets (ab's idle connections at exit)" \
 		"$(tw_sockets "$cli")" 0 $CONC
 	check_mod_eq "ConnectPortExhausted" "$(rl_tw ConnectPortExhausted)" 0
+	# 20000 TIME_WAIT sockets at ~1100/s: none may go uncounted
+	check_mod_eq "srv TwCreated == srv TcpExt TW delta" \
+		"$(rl_delta s_tw_TwCreated)" "$(rl_delta s_mib_TcpExtTW)"
 	check_mod_eq "peers $SRV 80 port_exhausted" \
 		"$(rl_peer "$cli" $SRV 80 port_exhausted)" 0
 	# the client's ports were never held
