@@ -39,6 +39,13 @@
 #     asserted: TwReuseGranted == TWRecycled, ConnectPortExhausted == the
 #     E99 lines. (In the seed's lab TIME_WAIT was on nginx's side and
 #     tcp_tw_reuse=1 helped: who closes first decides.)
+#     Control, the remedy: fastcgi_keep_conn on, upstream keepalive 16 and
+#     max_conns=16 (16 children; fastcgi_ignore_client_abort on, or the
+#     clients leaving at the end make nginx close its upstream connections
+#     first and fill the 51 ports with TIME_WAIT): no E99 line,
+#     ConnectPortExhausted 0, TcpActiveOpens <= 51. The cost is nginx's 502
+#     "no live upstreams" for requests beyond 16 in flight, most of them at
+#     -c 1000: a limit of nginx's, not TCP's.
 #  c) nf_conntrack_max = 200 (guest-wide: writable only in the initial
 #     netns; restored on exit) with conntrack on in srv (an nft ct rule;
 #     nginx's flows to php-fpm over lo are notrack, so wrk's 1000 take the
@@ -126,7 +133,8 @@ nginx_conf()
 
 	if [ "$ka" -gt 0 ]; then
 		up="server 127.0.0.1:9000 max_conns=$ka; keepalive $ka;"
-		loc="fastcgi_keep_conn on;"
+		# a client that leaves must not make nginx close first
+		loc="fastcgi_keep_conn on; fastcgi_ignore_client_abort on;"
 	else
 		up="server 127.0.0.1:9000;"
 	fi
@@ -184,6 +192,8 @@ lab_start()
 		"${SRV_SYSCTLS[@]}" >/dev/null || return 1
 	nginx_conf "$DIR" "$wc" "$ka"
 	php_conf "$DIR" "$backlog" "$children"
+	# a rerun's logs must not count the first run's lines
+	rm -f "$DIR/error.log" "$DIR/php-fpm.log"
 	bg_start "$DIR/nginx.out" ip netns exec "$srv" nginx -p "$DIR" \
 		-e "$DIR/error.log" -c "$DIR/nginx.conf"
 	NGINX_PID=$BG_PID
@@ -442,6 +452,31 @@ test_ports_tw_reuse()
 	log_test "$name"
 }
 
+NPORTS=51
+KEEPALIVE=16
+
+test_ports_keepalive()
+{
+	local name="seed_004: control: fastcgi_keep_conn on, keepalive $KEEPALIVE -> no E99 line, ConnectPortExhausted 0"
+
+	test_begin "$name"
+	SRV_SYSCTLS=("${PORTS[@]}")
+	if ! lab_start keepalive 4096 $KEEPALIVE 4096 $KEEPALIVE; then
+		check_err 1 "setup failed"
+	else
+		lab_run keepalive
+		check_gt "wrk requests" "$(awk '/requests in/ { print $1 }' "$WRK")" 0
+		check_eq "nginx E99 log lines" "$E99" 0
+		check_mod_eq "srv ConnectPortExhausted" \
+			"$(d s_tw_ConnectPortExhausted)" 0
+		check_range "srv TcpActiveOpens (upstream connections)" \
+			"$(d s_mib_TcpActiveOpens)" 1 $NPORTS
+	fi
+	SRV_SYSCTLS=()
+	cleanup_all_ns
+	log_test "$name"
+}
+
 CT_LIMIT=200
 CT_MAX_ORIG=
 
@@ -572,7 +607,7 @@ test_worker_connections()
 	log_test "$name"
 }
 
-TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse conntrack worker_connections"}
+TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse ports_keepalive conntrack worker_connections"}
 ktap_plan "$(echo $TESTS | wc -w)"
 for t in $TESTS; do
 	"test_$t"
