@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo examples bench soak style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench soak seeds style sparse \
 	install clean deps deb
 
 all: kmod userspace selftests
@@ -61,6 +61,12 @@ bench:
 # make check as selftests/tcptw_soak.sh).
 soak:
 	scripts/soak.sh $(KERNEL)
+
+# The field reports at their own numbers with their own tools (ab, wrk,
+# nginx, php-fpm) in a guest of $(KERNEL): out of make check while a known
+# defect stands (README: Status).
+seeds:
+	scripts/seeds.sh $(KERNEL)
 
 style:
 	KERNEL=$(KERNEL) scripts/style.sh

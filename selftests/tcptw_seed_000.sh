@@ -71,18 +71,7 @@ case "$(uname -r)" in
 	;;
 esac
 
-# A known defect, out of make check until it is fixed: at wrk's load
-# tcptw's kprobes miss calls (1-14 per hook per run on 5.10, 6.1 and 7.2;
-# probes' last column) and TwSynPawsRejected falls 1-5 short of the PAWS
-# MIB. A kprobe that fires while another kprobe's handler runs on the same
-# CPU is skipped, and the handlers of hooks that run in task context
-# (connect, conntrack confirm on output, backlog processing) can be
-# interrupted by softirq packet processing that hits the others. The cure
-# is issue 15's hook plan (tracepoints, fprobes: no one-at-a-time rule).
-if [ "${TCPTW_SEEDS_AT_LOAD:-0}" != 1 ]; then
-	echo "SKIP: known defect: kprobes miss calls nested under a task-context kprobe at wrk's load (TCPTW_SEEDS_AT_LOAD=1 runs it)"
-	exit $ksft_skip
-fi
+require_seeds_at_load
 
 require_root
 require_cmd ip nft conntrack nginx wrk ss python3
