@@ -70,11 +70,18 @@ static int parse_value(const char *tok, uint64_t *v)
 	return 0;
 }
 
-int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
+/*
+ * One counter per line of exactly @nf (at most 4) fields split by @delim:
+ * named by the first (after @prefix, NULL for none), valued by the last.
+ * Other lines, and "#" comments, are skipped. Returns the number added
+ * or -ENOMEM.
+ */
+static int parse_lines(struct ctrset *s, const char *buf, const char *delim,
+		       int nf, const char *prefix)
 {
-	char *copy, *line, *save = NULL, *name, *val, *extra, *sp;
+	char *copy, *line, *save = NULL, *f[5], *sp;
 	char full[CTR_NAME_MAX];
-	int added = 0, err;
+	int added = 0, err, i;
 	uint64_t v;
 
 	copy = strdup(buf);
@@ -83,15 +90,14 @@ int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
 	for (line = strtok_r(copy, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		sp = NULL;
-		name = strtok_r(line, " \t\r", &sp);
-		val = strtok_r(NULL, " \t\r", &sp);
-		extra = strtok_r(NULL, " \t\r", &sp);
-		if (!name || !val || extra || *name == '#')
+		for (i = 0; i <= nf; i++)
+			f[i] = strtok_r(i ? NULL : line, delim, &sp);
+		if (!f[nf - 1] || f[nf] || *f[0] == '#')
 			continue;
-		if (parse_value(val, &v))
+		if (parse_value(f[nf - 1], &v))
 			continue;
 		if (snprintf(full, sizeof(full), "%s%s", prefix ? prefix : "",
-			     name) >= (int)sizeof(full))
+			     f[0]) >= (int)sizeof(full))
 			continue;
 		err = ctrset_add(s, full, v);
 		if (err == -ENOMEM) {
@@ -104,31 +110,14 @@ int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
 	return added;
 }
 
+int ctr_parse_snmp6(struct ctrset *s, const char *buf, const char *prefix)
+{
+	return parse_lines(s, buf, " \t\r", 2, prefix);
+}
+
 int ctr_parse_probes(struct ctrset *s, const char *buf)
 {
-	char *copy, *line, *save = NULL, *f[5], *sp;
-	int added = 0, err, i;
-	uint64_t v;
-
-	copy = strdup(buf);
-	if (!copy)
-		return -ENOMEM;
-	for (line = strtok_r(copy, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		sp = NULL;
-		for (i = 0; i < 5; i++)
-			f[i] = strtok_r(i ? NULL : line, "\t\r", &sp);
-		if (!f[3] || f[4] || parse_value(f[3], &v))
-			continue;
-		err = ctrset_add(s, f[0], v);
-		if (err == -ENOMEM) {
-			free(copy);
-			return err;
-		}
-		added += !err;
-	}
-	free(copy);
-	return added;
+	return parse_lines(s, buf, "\t\r", 4, NULL);
 }
 
 static char *next_line(char **p)
