@@ -112,6 +112,18 @@ static void listen_count(struct tcptw_state *st, struct listen_ctx *c,
 	tcptw_emit(st, &c->ev);
 }
 
+/* one accept-queue overflow: the SYN's (@syn) or the completing ACK's */
+static void listen_overflow(struct tcptw_state *st, struct listen_ctx *c,
+			    bool syn)
+{
+	tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
+	tcptw_inc(st, syn ? TCPTW_LISTEN_OVERFLOW_SYN :
+		  TCPTW_LISTEN_OVERFLOW_ACK);
+	listen_count(st, c, syn ? TCPTW_LISTENER_OVERFLOW_SYN :
+		     TCPTW_LISTENER_OVERFLOW_ACK, TCPTW_EV_LISTEN_OVERFLOW,
+		     syn ? TCPTW_LISTEN_REASON_SYN : TCPTW_LISTEN_REASON_ACK);
+}
+
 /*
  * The tcp_conn_request() call running on this CPU, if any. It runs in BH
  * context (a listener takes SYNs without its socket lock), so one at a
@@ -153,12 +165,8 @@ static int conn_request_ret(struct kretprobe_instance *ri,
 	st = tcptw_state(c->net);
 	if (!st)
 		goto out;
-	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0)) {
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
-		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_SYN,
-			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
-	}
+	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
+		listen_overflow(st, c, true);
 	if (listen_delta(c, LINUX_MIB_TCPREQQFULLDROP, 1)) {
 		tcptw_inc(st, TCPTW_LISTEN_SYN_DROP);
 		listen_count(st, c, TCPTW_LISTENER_SYN_DROP,
@@ -232,7 +240,7 @@ static int syn_recv_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	 * Test build: hold a Fast Open child's creation, so that another
 	 * CPU fills the queue between tcp_conn_request()'s check and ours.
 	 */
-	if (__this_cpu_read(conn_request_ctx))
+	if (tcptw_test_tfo_delay_us && __this_cpu_read(conn_request_ctx))
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 	return 0;
 }
@@ -267,18 +275,9 @@ static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 		outer->mib[0] += d;
 	rcu_read_lock();
 	st = tcptw_state(c->net);
-	if (st && outer) {
-		/* the Fast Open SYN's overflow */
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
-		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_SYN,
-			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
-	} else if (st) {
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_ACK);
-		listen_count(st, c, TCPTW_LISTENER_OVERFLOW_ACK,
-			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_ACK);
-	}
+	/* nested, it is the Fast Open SYN's overflow; else the ACK's */
+	if (st)
+		listen_overflow(st, c, !!outer);
 	rcu_read_unlock();
 	return 0;
 }

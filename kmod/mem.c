@@ -112,13 +112,11 @@ void *tcptw_mem_alloc(size_t size, u8 *state)
 		*state = TCPTW_MEM_BUDGET;
 		return NULL;
 	}
-	if (total <= PAGE_SIZE) {
+	/* zeroed: a kmalloc()ed block's hdr->pages is NULL */
+	if (total <= PAGE_SIZE)
 		hdr = kzalloc(total, MEM_GFP);
-		if (hdr)
-			hdr->pages = NULL;
-	} else {
+	else
 		hdr = alloc_mapped(total);
-	}
 	if (!hdr) {
 		atomic_long_sub(size, &mem_used);
 		*state = TCPTW_MEM_NOMEM;
