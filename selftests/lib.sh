@@ -939,3 +939,19 @@ require_seeds_at_load()
 	echo "SKIP: known defect: kprobes miss calls nested under a task-context kprobe at the seed's load (TCPTW_SEEDS_AT_LOAD=1, make seeds, runs it)"
 	exit $ksft_skip
 }
+
+# have_test_build: true if the test build (kmod/test.h knobs) and the
+# normal one are both at hand; scripts/check.sh builds the first beside
+# the second, and run_vm.sh sets TCPTW_TEST_KO
+have_test_build()
+{
+	[ -n "${TCPTW_TEST_KO:-}" ] && [ -r "$TCPTW_TEST_KO" ] &&
+		[ -n "${TCPTW_KO:-}" ]
+}
+
+# restore_module: back to the normal build ($TCPTW_KO), default parameters
+restore_module()
+{
+	grep -q '^tcptw ' /proc/modules && rmmod tcptw
+	timeout 120 insmod "$TCPTW_KO"
+}

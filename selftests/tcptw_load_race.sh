@@ -36,20 +36,13 @@ kprobes_registered()
 	grep -c " $1+0x" /sys/kernel/debug/kprobes/list 2>/dev/null
 }
 
-restore_module()
-{
-	grep -q '^tcptw ' /proc/modules && rmmod tcptw
-	timeout 120 insmod "$TCPTW_KO"
-}
-
 test_load_race()
 {
 	local name="load race: nf_conntrack goes live while tcptw attaches"
 	local delay ins_pid ins_rc t_mod t_ins p got out i
 
 	test_begin "load race"
-	if [ -z "${TCPTW_TEST_KO:-}" ] || [ ! -r "$TCPTW_TEST_KO" ] ||
-	   [ -z "${TCPTW_KO:-}" ]; then
+	if ! have_test_build; then
 		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
 		log_test "$name"
 		return

@@ -40,12 +40,6 @@ SRV=198.18.4.2
 DELAY_US=200000
 DMESG_START=$(dmesg 2>/dev/null | wc -l)
 
-restore_module()
-{
-	grep -q '^tcptw ' /proc/modules && rmmod tcptw
-	timeout 120 insmod "$TCPTW_KO"
-}
-
 # the listeners: one per round, Fast Open on, backlog 1, never accepting
 SERVER_PY='
 import socket, sys, time
@@ -112,8 +106,7 @@ test_tfo_overflow()
 	declare -A B A
 
 	test_begin "$name"
-	if [ -z "${TCPTW_TEST_KO:-}" ] || [ ! -r "$TCPTW_TEST_KO" ] ||
-	   [ -z "${TCPTW_KO:-}" ]; then
+	if ! have_test_build; then
 		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
 		log_test "$name"
 		return
