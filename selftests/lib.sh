@@ -955,3 +955,16 @@ restore_module()
 	grep -q '^tcptw ' /proc/modules && rmmod tcptw
 	timeout 120 insmod "$TCPTW_KO"
 }
+
+# check_dmesg_clean START: no BUG/WARNING/Oops/GPF line in the kernel log
+# after its first START lines (a check), and the first reports shown
+check_dmesg_clean()
+{
+	local got
+
+	got=$(dmesg | tail -n +$(($1 + 1)) |
+		grep -cE 'BUG|WARNING|Oops|general protection')
+	check_eq "kernel log lines with BUG/WARNING/Oops" "$got" 0
+	[ "$got" = 0 ] || dmesg | tail -n +$(($1 + 1)) |
+		grep -E -A8 'BUG|WARNING|Oops' | head -n 30 | sed 's/^/#   /'
+}
