@@ -8,7 +8,7 @@
  * packet" and per-CPU stats. These hooks live in nf_conntrack.ko: probes.c
  * attaches them when that module goes live and detaches them when it goes.
  */
-#include <linux/kprobes.h>
+#include <linux/ptrace.h>
 #include <linux/cpumask.h>
 #include <linux/netfilter.h>
 #include <net/netfilter/nf_conntrack.h>
@@ -21,25 +21,23 @@
  * table is over nf_conntrack_max; 0 means nothing could be evicted and the
  * packet that wanted a new entry is dropped.
  */
-static int early_drop_entry(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static int early_drop_entry(void *data, struct pt_regs *regs)
 {
-	*(struct net **)ri->data = (void *)regs_get_kernel_argument(regs, 0);
+	*(struct net **)data = (void *)regs_get_kernel_argument(regs, 0);
 	return 0;
 }
 
-static int early_drop_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void early_drop_ret(void *data, struct pt_regs *regs)
 {
 	struct tcptw_event ev = {
 		.type = TCPTW_EV_CONNTRACK_TABLE_FULL,
 		.flags = TCPTW_EV_NO_TUPLE,
 		.age_ms = -1,
 	};
-	struct net *net = *(struct net **)ri->data;
+	struct net *net = *(struct net **)data;
 
 	if (!regs_return_value(regs))
 		tcptw_count_event(net, TCPTW_CONNTRACK_TABLE_FULL, &ev);
-	return 0;
 }
 
 struct confirm_ctx {
@@ -48,10 +46,10 @@ struct confirm_ctx {
 };
 
 /* __nf_conntrack_confirm(skb): NF_DROP means insert_failed was counted */
-static int confirm_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int confirm_entry(void *data, struct pt_regs *regs)
 {
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 0);
-	struct confirm_ctx *c = (void *)ri->data;
+	struct confirm_ctx *c = data;
 	const struct nf_conntrack_tuple *t;
 	enum ip_conntrack_info ctinfo;
 	const struct nf_conn *ct;
@@ -72,42 +70,30 @@ static int confirm_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-static int confirm_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void confirm_ret(void *data, struct pt_regs *regs)
 {
-	struct confirm_ctx *c = (void *)ri->data;
+	struct confirm_ctx *c = data;
 
 	if (regs_return_value(regs) == NF_DROP)
 		tcptw_count_event(c->net, TCPTW_CONNTRACK_INSERT_FAILED,
 				  &c->ev);
-	return 0;
 }
 
-static struct kretprobe krp_early_drop = {
-	.entry_handler = early_drop_entry,
-	.handler = early_drop_ret,
-	.data_size = sizeof(struct net *),
-};
-
-static struct kretprobe krp_confirm = {
-	.entry_handler = confirm_entry,
-	.handler = confirm_ret,
-	.data_size = sizeof(struct confirm_ctx),
-};
-
 static struct tcptw_probe ct_probes[] = {
-	{ .name = "nf_conntrack:early_drop", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_early_drop, .module = "nf_conntrack" },
-	{ .name = "nf_conntrack:__nf_conntrack_confirm",
-	  .kind = TCPTW_KRETPROBE, .krp = &krp_confirm,
-	  .module = "nf_conntrack" },
+	{ .name = "nf_conntrack:early_drop", .kind = TCPTW_CALL,
+	  .call = early_drop_entry, .ret = early_drop_ret,
+	  .data_size = sizeof(struct net *), .module = "nf_conntrack" },
+	{ .name = "nf_conntrack:__nf_conntrack_confirm", .kind = TCPTW_CALL,
+	  .call = confirm_entry, .ret = confirm_ret,
+	  .data_size = sizeof(struct confirm_ctx), .module = "nf_conntrack" },
 };
 
 static void ct_probes_setup(void)
 {
-	unsigned int n = max(64U, 8 * num_possible_cpus());
+	unsigned int i;
 
-	krp_early_drop.maxactive = n;
-	krp_confirm.maxactive = n;
+	for (i = 0; i < ARRAY_SIZE(ct_probes); i++)
+		ct_probes[i].maxactive = max(64U, 8 * num_possible_cpus());
 }
 
 const struct tcptw_probe_set tcptw_ct_probe_set = {

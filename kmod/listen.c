@@ -7,12 +7,12 @@
  *
  * Where the kernel's decision is buried in inlined code (the queue tests
  * of tcp_conn_request(), the PAWS test of tcp_check_req(), SYN-SENT's
- * PAWSActive), a kretprobe reads the netns's own MIB slot on the CPU the
+ * PAWSActive), a hook on the call reads the netns's own MIB slot on the CPU the
  * call runs on before and after it (mib.h): the change is what this call
  * decided, attributed to its listener and 4-tuple. tcp_conn_request() and
  * tcp_check_req() always run in BH context, so that is exact.
  */
-#include <linux/kprobes.h>
+#include <linux/ptrace.h>
 #include <linux/cpumask.h>
 #include <linux/smp.h>
 #include <linux/tracepoint.h>
@@ -28,11 +28,15 @@
 #include "tuple.h"
 #include "compat/tp_tcp.h"
 
-/* what a listener hook saw at entry */
+/*
+ * What a listener hook saw at entry. The segment and the listener are
+ * still there at return (the caller holds both), so the event is made
+ * only for a call that decided something.
+ */
 struct listen_ctx {
 	struct net *net;
-	struct tcptw_event ev;		/* src = peer, dst = listener */
 	const struct sock *listener;
+	const struct sk_buff *skb;
 	int cpu;
 	unsigned long mib[3];	/* up to 3 slots, see *_mibs[] */
 };
@@ -45,12 +49,21 @@ static void listen_enter(struct listen_ctx *c, const struct sock *sk,
 
 	c->net = sock_net(sk);
 	c->listener = sk;
+	c->skb = skb;
 	c->cpu = smp_processor_id();
 	for (i = 0; i < n; i++)
 		c->mib[i] = tcptw_mib_linux(c->net, c->cpu, idx[i]);
-	memset(&c->ev, 0, sizeof(c->ev));
-	tcptw_tuple_from_skb(&c->ev.t, skb);
-	c->ev.age_ms = -1;
+}
+
+/* the event of @c's segment: src = peer, dst = listener */
+static void listen_event(const struct listen_ctx *c, struct tcptw_event *ev,
+			 u8 type, u8 reason)
+{
+	memset(ev, 0, sizeof(*ev));
+	tcptw_tuple_from_skb(&ev->t, c->skb);
+	ev->age_ms = -1;
+	ev->type = type;
+	ev->reason = reason;
 }
 
 static unsigned long listen_delta(const struct listen_ctx *c, int idx,
@@ -97,23 +110,24 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
  * was sent to); an SO_REUSEPORT group binds them all alike, so it shares
  * one row.
  */
-static void listen_count(struct tcptw_state *st, struct listen_ctx *c,
+static void listen_count(struct tcptw_state *st, const struct listen_ctx *c,
 			 enum tcptw_listener_col col, u8 type, u8 reason)
 {
 	const struct sock *sk = c->listener;
+	struct tcptw_event ev;
 	u32 backlog, max;
 
 	listen_gauges(sk, &backlog, &max);
 	tcptw_table_inc(st->listeners, sk->sk_family,
 			tcptw_compat_sk_bound_addr(sk),
 			inet_sk(sk)->inet_sport, col, backlog, max);
-	c->ev.type = type;
-	c->ev.reason = reason;
-	tcptw_emit(st, &c->ev);
+	listen_event(c, &ev, type, reason);
+	tcptw_emit(st, &ev);
 }
 
 /* one accept-queue overflow: the SYN's (@syn) or the completing ACK's */
-static void listen_overflow(struct tcptw_state *st, struct listen_ctx *c,
+static void listen_overflow(struct tcptw_state *st,
+			    const struct listen_ctx *c,
 			    bool syn)
 {
 	tcptw_inc(st, TCPTW_LISTEN_OVERFLOW);
@@ -140,24 +154,22 @@ static const int conn_mibs[] = {
 	LINUX_MIB_SYNCOOKIESSENT,
 };
 
-static int conn_request_entry(struct kretprobe_instance *ri,
-			      struct pt_regs *regs)
+static int conn_request_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
 
 	/* TIME_WAIT's side of this SYN (tw.c), sharing this hook */
 	tcptw_tw_conn_request(sk, skb);
-	listen_enter((void *)ri->data, sk, skb, conn_mibs,
+	listen_enter(data, sk, skb, conn_mibs,
 		     ARRAY_SIZE(conn_mibs));
-	__this_cpu_write(conn_request_ctx, (void *)ri->data);
+	__this_cpu_write(conn_request_ctx, data);
 	return 0;
 }
 
-static int conn_request_ret(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static void conn_request_ret(void *data, struct pt_regs *regs)
 {
-	struct listen_ctx *c = (void *)ri->data;
+	struct listen_ctx *c = data;
 	struct tcptw_state *st;
 
 	__this_cpu_write(conn_request_ctx, NULL);
@@ -179,7 +191,6 @@ static int conn_request_ret(struct kretprobe_instance *ri,
 	}
 out:
 	rcu_read_unlock();
-	return 0;
 }
 
 /* tcp_check_req(listener, skb, req, ...): a segment for a request sock */
@@ -187,20 +198,20 @@ static const int check_req_mibs[] = {
 	LINUX_MIB_PAWSESTABREJECTED,
 };
 
-static int check_req_entry(struct kretprobe_instance *ri,
-			   struct pt_regs *regs)
+static int check_req_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 
-	listen_enter((void *)ri->data, sk, skb, check_req_mibs,
+	listen_enter(data, sk, skb, check_req_mibs,
 		     ARRAY_SIZE(check_req_mibs));
 	return 0;
 }
 
-static int check_req_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void check_req_ret(void *data, struct pt_regs *regs)
 {
-	struct listen_ctx *c = (void *)ri->data;
+	struct listen_ctx *c = data;
+	struct tcptw_event ev;
 	struct tcptw_state *st;
 
 	rcu_read_lock();
@@ -210,12 +221,11 @@ static int check_req_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	/* tcp_check_req() counts its PAWS rejects in PAWSEstab */
 	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 0)) {
 		tcptw_inc(st, TCPTW_PAWS_SYNRECV_REJECTED);
-		c->ev.type = TCPTW_EV_PAWS_SYNRECV_REJECTED;
-		tcptw_emit(st, &c->ev);
+		listen_event(c, &ev, TCPTW_EV_PAWS_SYNRECV_REJECTED, 0);
+		tcptw_emit(st, &ev);
 	}
 out:
 	rcu_read_unlock();
-	return 0;
 }
 
 /*
@@ -229,12 +239,12 @@ static const int syn_recv_mibs[] = {
 	LINUX_MIB_LISTENOVERFLOWS,
 };
 
-static int syn_recv_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int syn_recv_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 
-	listen_enter((void *)ri->data, sk, skb, syn_recv_mibs,
+	listen_enter(data, sk, skb, syn_recv_mibs,
 		     ARRAY_SIZE(syn_recv_mibs));
 	/*
 	 * Test build: hold a Fast Open child's creation, so that another
@@ -245,26 +255,25 @@ static int syn_recv_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-static int syn_recv6_entry(struct kretprobe_instance *ri,
-			   struct pt_regs *regs)
+static int syn_recv6_entry(void *data, struct pt_regs *regs)
 {
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 
 	if (skb->protocol == htons(ETH_P_IP))
 		return 1;	/* counted by tcp_v4_syn_recv_sock() */
-	return syn_recv_entry(ri, regs);
+	return syn_recv_entry(data, regs);
 }
 
-static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void syn_recv_ret(void *data, struct pt_regs *regs)
 {
-	struct listen_ctx *c = (void *)ri->data;
+	struct listen_ctx *c = data;
 	struct listen_ctx *outer;
 	struct tcptw_state *st;
 	unsigned long d;
 
 	d = listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0);
 	if (!d)
-		return 0;
+		return;
 	/*
 	 * A Fast Open child found the queue full (another CPU filled it
 	 * after tcp_conn_request() checked): counted here, so the outer
@@ -279,7 +288,6 @@ static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	if (st)
 		listen_overflow(st, c, !!outer);
 	rcu_read_unlock();
-	return 0;
 }
 
 /*
@@ -287,7 +295,7 @@ static int syn_recv_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
  * it with LINUX_MIB_TCPACKSKIPPEDPAWS for, and only for, each segment it
  * just counted in PAWSEstab (an established-state PAWS reject).
  */
-static int oow_pre(struct kprobe *kp, struct pt_regs *regs)
+static void oow_pre(struct pt_regs *regs)
 {
 	struct net *net = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
@@ -298,10 +306,9 @@ static int oow_pre(struct kprobe *kp, struct pt_regs *regs)
 	};
 
 	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS)
-		return 0;
+		return;
 	tcptw_tuple_from_skb(&ev.t, skb);
 	tcptw_count_event(net, TCPTW_PAWS_ESTAB_REJECTED, &ev);
-	return 0;
 }
 
 /*
@@ -318,11 +325,10 @@ struct synsent_ctx {
 	unsigned long before;
 };
 
-static int rcv_state_entry(struct kretprobe_instance *ri,
-			   struct pt_regs *regs)
+static int rcv_state_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	struct synsent_ctx *c = (void *)ri->data;
+	struct synsent_ctx *c = data;
 
 	if (READ_ONCE(sk->sk_state) != TCP_SYN_SENT)
 		return 1;
@@ -336,16 +342,15 @@ static int rcv_state_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
-static int rcv_state_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void rcv_state_ret(void *data, struct pt_regs *regs)
 {
-	struct synsent_ctx *c = (void *)ri->data;
+	struct synsent_ctx *c = data;
 
 	if (tcptw_mib_linux(c->net, c->cpu, LINUX_MIB_PAWSACTIVEREJECTED) ==
 	    c->before)
-		return 0;
+		return;
 	c->ev.type = TCPTW_EV_PAWS_ACTIVE_REJECTED;
 	tcptw_count_event(c->net, TCPTW_PAWS_ACTIVE_REJECTED, &c->ev);
-	return 0;
 }
 
 /*
@@ -387,12 +392,11 @@ static struct net *rst_reply(const struct sock *sk, const struct sk_buff *skb,
 	return net;
 }
 
-static int send_reset_entry(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static int send_reset_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
-	struct rst_ctx *c = (void *)ri->data;
+	struct rst_ctx *c = data;
 
 	c->net = rst_reply(sk, skb, tcptw_compat_rst_reason(regs), &c->ev);
 	if (!c->net)
@@ -402,14 +406,13 @@ static int send_reset_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
-static int send_reset_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void send_reset_ret(void *data, struct pt_regs *regs)
 {
-	struct rst_ctx *c = (void *)ri->data;
+	struct rst_ctx *c = data;
 
 	if (tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS) == c->before)
-		return 0;
+		return;
 	tcptw_count_event(c->net, TCPTW_RST_SENT, &c->ev);
-	return 0;
 }
 
 /* the tcp_send_reset tracepoint's handler (compat/tp_tcp.h), 6.10+ */
@@ -425,14 +428,13 @@ void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 }
 
 /* tcp_send_active_reset(sk, ...) counts OutRsts on every call */
-static int active_reset_pre(struct kprobe *kp, struct pt_regs *regs)
+static void active_reset_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	struct tcptw_event ev = { .type = TCPTW_EV_RST_SENT, .age_ms = -1 };
 
 	tcptw_tuple_from_sk(&ev.t, sk);
 	tcptw_count_event(sock_net(sk), TCPTW_RST_SENT, &ev);
-	return 0;
 }
 
 /*
@@ -484,78 +486,41 @@ void tcptw_count_rst_received(struct sock *sk)
 	rcu_read_unlock();
 }
 
-static struct kretprobe krp_conn_request = {
-	.entry_handler = conn_request_entry,
-	.handler = conn_request_ret,
-	.data_size = sizeof(struct listen_ctx),
-};
-
-static struct kretprobe krp_check_req = {
-	.entry_handler = check_req_entry,
-	.handler = check_req_ret,
-	.data_size = sizeof(struct listen_ctx),
-};
-
-static struct kretprobe krp_syn_recv4 = {
-	.entry_handler = syn_recv_entry,
-	.handler = syn_recv_ret,
-	.data_size = sizeof(struct listen_ctx),
-};
-
-static struct kretprobe krp_syn_recv6 = {
-	.entry_handler = syn_recv6_entry,
-	.handler = syn_recv_ret,
-	.data_size = sizeof(struct listen_ctx),
-};
-
-static struct kprobe kp_oow = { .pre_handler = oow_pre };
-
-static struct kretprobe krp_rcv_state = {
-	.entry_handler = rcv_state_entry,
-	.handler = rcv_state_ret,
-	.data_size = sizeof(struct synsent_ctx),
-};
-
-static struct kretprobe krp_v4_reset = {
-	.entry_handler = send_reset_entry,
-	.handler = send_reset_ret,
-	.data_size = sizeof(struct rst_ctx),
-};
-
-static struct kretprobe krp_v6_reset = {
-	.entry_handler = send_reset_entry,
-	.handler = send_reset_ret,
-	.data_size = sizeof(struct rst_ctx),
-};
-
-static struct kprobe kp_active_reset = { .pre_handler = active_reset_pre };
-
 /* the row tcptw_listen_conn_request_attached() reads */
 enum { LP_CONN_REQUEST };
 
 static struct tcptw_probe listen_probes[] = {
-	[LP_CONN_REQUEST] = { .name = "tcp_conn_request",
-			      .kind = TCPTW_KRETPROBE,
-			      .krp = &krp_conn_request },
-	{ .name = "tcp_check_req", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_check_req },
-	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_syn_recv4 },
-	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_syn_recv6 },
-	{ .name = "tcp_oow_rate_limited", .kind = TCPTW_KPROBE,
-	  .kp = &kp_oow },
-	{ .name = "tcp_rcv_state_process", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_rcv_state },
+	[LP_CONN_REQUEST] = { .name = "tcp_conn_request", .kind = TCPTW_CALL,
+			      .call = conn_request_entry,
+			      .ret = conn_request_ret,
+			      .data_size = sizeof(struct listen_ctx) },
+	{ .name = "tcp_check_req", .kind = TCPTW_CALL,
+	  .call = check_req_entry, .ret = check_req_ret,
+	  .data_size = sizeof(struct listen_ctx) },
+	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_CALL,
+	  .call = syn_recv_entry, .ret = syn_recv_ret,
+	  .data_size = sizeof(struct listen_ctx) },
+	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_CALL,
+	  .call = syn_recv6_entry, .ret = syn_recv_ret,
+	  .data_size = sizeof(struct listen_ctx) },
+	{ .name = "tcp_oow_rate_limited", .kind = TCPTW_ENTRY,
+	  .entry = oow_pre },
+	{ .name = "tcp_rcv_state_process", .kind = TCPTW_CALL,
+	  .call = rcv_state_entry, .ret = rcv_state_ret,
+	  .data_size = sizeof(struct synsent_ctx) },
 	{ .name = "tcp_send_reset", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tcptw_tp_tcp_send_reset,
 	  .unused = !TCPTW_COMPAT_RST_TRACEPOINT },
-	{ .name = "tcp_v4_send_reset", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_v4_reset, .unused = TCPTW_COMPAT_RST_TRACEPOINT },
-	{ .name = "tcp_v6_send_reset", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_v6_reset, .unused = TCPTW_COMPAT_RST_TRACEPOINT },
-	{ .name = "tcp_send_active_reset", .kind = TCPTW_KPROBE,
-	  .kp = &kp_active_reset },
+	{ .name = "tcp_v4_send_reset", .kind = TCPTW_CALL,
+	  .call = send_reset_entry, .ret = send_reset_ret,
+	  .data_size = sizeof(struct rst_ctx),
+	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
+	{ .name = "tcp_v6_send_reset", .kind = TCPTW_CALL,
+	  .call = send_reset_entry, .ret = send_reset_ret,
+	  .data_size = sizeof(struct rst_ctx),
+	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
+	{ .name = "tcp_send_active_reset", .kind = TCPTW_ENTRY,
+	  .entry = active_reset_pre },
 	{ .name = "tcp_receive_reset", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tcptw_tp_tcp_receive_reset },
 };
@@ -569,15 +534,10 @@ bool tcptw_listen_conn_request_attached(void)
 
 static void listen_probes_setup(void)
 {
-	unsigned int n = max(64U, 8 * num_possible_cpus());
+	unsigned int i;
 
-	krp_conn_request.maxactive = n;
-	krp_check_req.maxactive = n;
-	krp_syn_recv4.maxactive = n;
-	krp_syn_recv6.maxactive = n;
-	krp_rcv_state.maxactive = n;
-	krp_v4_reset.maxactive = n;
-	krp_v6_reset.maxactive = n;
+	for (i = 0; i < ARRAY_SIZE(listen_probes); i++)
+		listen_probes[i].maxactive = max(64U, 8 * num_possible_cpus());
 }
 
 const struct tcptw_probe_set tcptw_listen_probe_set = {

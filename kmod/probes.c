@@ -11,7 +11,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 
@@ -28,16 +27,6 @@ static const struct tcptw_probe_set *const sets[] = {
 /* attach state of every probe: init/exit, module notifier, /proc readers */
 static DEFINE_MUTEX(probes_lock);
 
-/*
- * Room to detach every kprobe and kretprobe in one call each at unload:
- * unregister_k{,ret}probes() wait for one RCU grace period for the whole
- * array where one call per probe waits once per probe, which made each
- * rmmod take seconds on a 5.10 guest under TCG. Allocated at load, so
- * that unload cannot fail for want of memory.
- */
-static struct kprobe **kp_batch;
-static struct kretprobe **krp_batch;
-
 /* the @n-th probe over all sets, NULL past the last */
 static struct tcptw_probe *probe_at(unsigned int n)
 {
@@ -51,11 +40,12 @@ static struct tcptw_probe *probe_at(unsigned int n)
 	return NULL;
 }
 
-static const char * const kind_names[] = {
-	[TCPTW_TRACEPOINT] = "tracepoint",
-	[TCPTW_KPROBE] = "kprobe",
-	[TCPTW_KRETPROBE] = "kretprobe",
-};
+/* what the probes file calls the mechanism of @p */
+static const char *mechanism(const struct tcptw_probe *p)
+{
+	return p->kind == TCPTW_TRACEPOINT ? "tracepoint" :
+		tcptw_hook_mechanism(p);
+}
 
 /* most of these tracepoints are not exported: find them by name */
 static void tp_lookup(struct tracepoint *tp, void *priv)
@@ -70,24 +60,16 @@ static void tp_lookup(struct tracepoint *tp, void *priv)
 
 static int attach(struct tcptw_probe *p)
 {
-	switch (p->kind) {
-	case TCPTW_TRACEPOINT:
+	int err;
+
+	if (p->kind == TCPTW_TRACEPOINT) {
 		if (!p->tp)
 			return -ENOENT;
 		return tracepoint_probe_register(p->tp, p->tp_func, NULL);
-	case TCPTW_KPROBE:
-		/* a struct kprobe may be registered again once cleared */
-		p->kp->addr = NULL;
-		p->kp->flags = 0;
-		p->kp->symbol_name = p->name;
-		return register_kprobe(p->kp);
-	case TCPTW_KRETPROBE:
-		p->krp->kp.addr = NULL;
-		p->krp->kp.flags = 0;
-		p->krp->kp.symbol_name = p->name;
-		return register_kretprobe(p->krp);
 	}
-	return -EINVAL;
+	err = tcptw_hook_attach(p);
+	/* fprobes say a symbol ftrace does not know with -ESRCH */
+	return err == -ESRCH ? -ENOENT : err;
 }
 
 static void try_attach(struct tcptw_probe *p)
@@ -98,8 +80,8 @@ static void try_attach(struct tcptw_probe *p)
 	/* handlers read it without probes_lock (tw.c) */
 	WRITE_ONCE(p->attached, !p->err);
 	if (!p->attached && !p->module)
-		pr_info("%s %s not attached (%d)\n", kind_names[p->kind],
-			p->name, p->err);
+		pr_info("%s %s not attached (%d)\n", mechanism(p), p->name,
+			p->err);
 }
 
 static unsigned int probe_count(void)
@@ -112,35 +94,21 @@ static unsigned int probe_count(void)
 }
 
 /*
- * Detach @p. Without the batch arrays (a module going away) kprobes are
- * unregistered at once; with them they are collected in @nkp / @nkrp for
- * one unregister_k{,ret}probes() call. Returns true if a tracepoint was
- * detached (needs a synchronize).
+ * Detach @p: at once (a module going away), or with @batch collected for
+ * one tcptw_hooks_detach_batch() at unload. Returns true if a tracepoint
+ * was detached (needs a synchronize).
  */
-static bool detach(struct tcptw_probe *p, unsigned int *nkp,
-		   unsigned int *nkrp)
+static bool detach(struct tcptw_probe *p, bool batch)
 {
 	if (!p->attached)
 		return false;
 	WRITE_ONCE(p->attached, false);
 	p->err = -ENOENT;
-	switch (p->kind) {
-	case TCPTW_TRACEPOINT:
+	if (p->kind == TCPTW_TRACEPOINT) {
 		tracepoint_probe_unregister(p->tp, p->tp_func, NULL);
 		return true;
-	case TCPTW_KPROBE:
-		if (nkp)
-			kp_batch[(*nkp)++] = p->kp;
-		else
-			unregister_kprobe(p->kp);
-		break;
-	case TCPTW_KRETPROBE:
-		if (nkrp)
-			krp_batch[(*nkrp)++] = p->krp;
-		else
-			unregister_kretprobe(p->krp);
-		break;
 	}
+	tcptw_hook_detach(p, batch);
 	return false;
 }
 
@@ -160,7 +128,7 @@ static int module_event(struct notifier_block *nb, unsigned long action,
 		if (action == MODULE_STATE_LIVE && !p->attached)
 			try_attach(p);
 		else if (action == MODULE_STATE_GOING)
-			detach(p, NULL, NULL);	/* no module tracepoints */
+			detach(p, false);	/* no module tracepoints */
 	}
 	mutex_unlock(&probes_lock);
 	return NOTIFY_DONE;
@@ -172,16 +140,13 @@ static struct notifier_block module_nb = {
 
 int tcptw_probes_init(void)
 {
-	unsigned int s, n, attached = 0, total = probe_count();
+	unsigned int s, n, attached = 0;
 	struct tcptw_probe *p;
 	int err;
 
-	kp_batch = kcalloc(total, sizeof(*kp_batch), GFP_KERNEL);
-	krp_batch = kcalloc(total, sizeof(*krp_batch), GFP_KERNEL);
-	if (!kp_batch || !krp_batch) {
-		err = -ENOMEM;
-		goto err_free;
-	}
+	err = tcptw_hooks_init(probe_count());
+	if (err)
+		return err;
 	for (s = 0; s < ARRAY_SIZE(sets); s++)
 		if (sets[s]->setup)
 			sets[s]->setup();
@@ -189,8 +154,10 @@ int tcptw_probes_init(void)
 
 	/* before the first attempt, so a module loading now is not missed */
 	err = register_module_notifier(&module_nb);
-	if (err)
-		goto err_free;
+	if (err) {
+		tcptw_hooks_uninit();
+		return err;
+	}
 	/* test builds only: hold the window open for a module to go live */
 	tcptw_test_delay(tcptw_test_attach_delay_ms);
 	mutex_lock(&probes_lock);
@@ -211,55 +178,23 @@ int tcptw_probes_init(void)
 		return -ENOENT;
 	}
 	return 0;
-
-err_free:
-	kfree(krp_batch);
-	kfree(kp_batch);
-	krp_batch = NULL;
-	kp_batch = NULL;
-	return err;
 }
 
 void tcptw_probes_uninit(void)
 {
-	unsigned int n, nkp = 0, nkrp = 0;
 	bool tracepoints = false;
 	struct tcptw_probe *p;
+	unsigned int n;
 
 	unregister_module_notifier(&module_nb);
 	mutex_lock(&probes_lock);
 	for (n = 0; (p = probe_at(n)); n++)
-		tracepoints |= detach(p, &nkp, &nkrp);
-	if (nkp)
-		unregister_kprobes(kp_batch, nkp);
-	if (nkrp)
-		unregister_kretprobes(krp_batch, nkrp);
+		tracepoints |= detach(p, true);
+	tcptw_hooks_detach_batch();
 	mutex_unlock(&probes_lock);
 	if (tracepoints)
 		tracepoint_synchronize_unregister();
-	kfree(krp_batch);
-	kfree(kp_batch);
-	krp_batch = NULL;
-	kp_batch = NULL;
-}
-
-/*
- * Calls a hook skipped: a kprobe hit while another kprobe ran on that CPU
- * (kp.nmissed), and for a kretprobe also a call that found no free
- * instance (nmissed). The handlers update them without a lock.
- */
-static unsigned long missed(const struct tcptw_probe *p)
-{
-	switch (p->kind) {
-	case TCPTW_KPROBE:
-		/* the kprobe core counts it without a lock */
-		return data_race(p->kp->nmissed);
-	case TCPTW_KRETPROBE:
-		/* both counted without a lock */
-		return data_race(p->krp->kp.nmissed + p->krp->nmissed);
-	default:
-		return 0;
-	}
+	tcptw_hooks_uninit();
 }
 
 void tcptw_probes_show(struct seq_file *seq)
@@ -271,14 +206,15 @@ void tcptw_probes_show(struct seq_file *seq)
 	for (n = 0; (p = probe_at(n)); n++) {
 		if (p->unused)
 			continue;
-		seq_printf(seq, "%s\t%s\t", p->name, kind_names[p->kind]);
+		seq_printf(seq, "%s\t%s\t", p->name, mechanism(p));
 		if (p->attached)
 			seq_puts(seq, "attached");
 		else if (p->err == -ENOENT)
 			seq_puts(seq, "absent");
 		else
 			seq_printf(seq, "error:%d", p->err);
-		seq_printf(seq, "\t%lu\n", missed(p));
+		seq_printf(seq, "\t%lu\n", p->kind == TCPTW_TRACEPOINT ? 0 :
+			   tcptw_hook_missed(p));
 	}
 	mutex_unlock(&probes_lock);
 }

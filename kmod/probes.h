@@ -5,29 +5,50 @@
  * The hooks: each feature file exports a table of probes; probes.c attaches
  * them all, tolerates the absent ones and reports every state in
  * /proc/net/tcptw/probes.
+ *
+ * A feature file says what it needs (a tracepoint, a function's entry, or
+ * a function's entry and return) and writes its handlers once, on the
+ * registers at entry and at return. compat/hook.h decides how the kernel
+ * delivers them: fprobes where the kernel exports them (6.12 and later),
+ * kprobes and kretprobes elsewhere.
  */
 #ifndef _TCPTW_PROBES_H
 #define _TCPTW_PROBES_H
 
-#include <linux/kprobes.h>
 #include <linux/tracepoint.h>
+
+#include "compat/hook.h"
 
 struct seq_file;
 
 enum tcptw_probe_kind {
 	TCPTW_TRACEPOINT,
-	TCPTW_KPROBE,
-	TCPTW_KRETPROBE,
+	TCPTW_ENTRY,		/* a function's entry */
+	TCPTW_CALL,		/* a function's entry and its return */
 };
+
+/* TCPTW_ENTRY: the registers at entry */
+typedef void (*tcptw_entry_fn)(struct pt_regs *regs);
+/*
+ * TCPTW_CALL, at entry: fill @data (data_size bytes, private to this
+ * call); nonzero: no return handler for this call
+ */
+typedef int (*tcptw_call_fn)(void *data, struct pt_regs *regs);
+/* TCPTW_CALL, at return: regs_return_value(@regs) is the result */
+typedef void (*tcptw_ret_fn)(void *data, struct pt_regs *regs);
 
 struct tcptw_probe {
 	const char *name;		/* symbol or tracepoint name */
 	enum tcptw_probe_kind kind;
 	union {
-		struct kprobe *kp;
-		struct kretprobe *krp;
-		void *tp_func;
+		void *tp_func;		/* TCPTW_TRACEPOINT */
+		tcptw_entry_fn entry;	/* TCPTW_ENTRY */
+		tcptw_call_fn call;	/* TCPTW_CALL */
 	};
+	tcptw_ret_fn ret;		/* TCPTW_CALL */
+	unsigned int data_size;		/* TCPTW_CALL */
+	/* TCPTW_CALL: calls that may be in flight at once, all CPUs */
+	unsigned int maxactive;
 	/* the module the symbol lives in, NULL for vmlinux */
 	const char *module;
 	/*
@@ -35,8 +56,9 @@ struct tcptw_probe {
 	 * attached, and not listed in the probes file.
 	 */
 	bool unused;
-	/* private to probes.c */
+	/* private to probes.c and compat/hook_*.c */
 	struct tracepoint *tp;
+	struct tcptw_hook hook;
 	int err;			/* 0 attached, -errno otherwise */
 	bool attached;
 };

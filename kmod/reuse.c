@@ -16,11 +16,11 @@
  * every port of the range was taken (ConnectPortExhausted), or, for a
  * socket bound to a port, its single 4-tuple was (ConnectTupleInUse).
  *
- * Both are called in process context with the socket locked; the kretprobe
+ * Both are called in process context with the socket locked; the hook
  * handlers themselves run with preemption disabled. Nothing here takes a
  * lock other than the peers table's bucket lock (see peers.c).
  */
-#include <linux/kprobes.h>
+#include <linux/ptrace.h>
 #include <linux/cpumask.h>
 #include <net/tcp.h>
 #include <net/inet_timewait_sock.h>
@@ -78,14 +78,13 @@ static u8 reuse_reason(const struct net *net, const struct sock *sktw,
 	return TCPTW_REUSE_OK;
 }
 
-static int twsk_unique_entry(struct kretprobe_instance *ri,
-			     struct pt_regs *regs)
+static int twsk_unique_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sock *sktw = (void *)regs_get_kernel_argument(regs, 1);
 	const void *twp = (void *)regs_get_kernel_argument(regs, 2);
 	const struct inet_timewait_sock *tw = inet_twsk(sktw);
-	struct reuse_ctx *c = (void *)ri->data;
+	struct reuse_ctx *c = data;
 	bool ours;
 
 	c->net = sock_net(sk);
@@ -106,9 +105,9 @@ static int twsk_unique_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
-static int twsk_unique_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void twsk_unique_ret(void *data, struct pt_regs *regs)
 {
-	struct reuse_ctx *c = (void *)ri->data;
+	struct reuse_ctx *c = data;
 	int granted = (int)regs_return_value(regs);
 	struct tcptw_state *st;
 
@@ -136,7 +135,6 @@ static int twsk_unique_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	}
 out:
 	rcu_read_unlock();
-	return 0;
 }
 
 struct hash_connect_ctx {
@@ -146,11 +144,10 @@ struct hash_connect_ctx {
 };
 
 /* __inet_hash_connect(death_row, sk, ...): @sk is the second argument */
-static int hash_connect_entry(struct kretprobe_instance *ri,
-			      struct pt_regs *regs)
+static int hash_connect_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 1);
-	struct hash_connect_ctx *c = (void *)ri->data;
+	struct hash_connect_ctx *c = data;
 
 	/* DCCP shares __inet_hash_connect() on older kernels */
 	if (sk->sk_protocol != IPPROTO_TCP)
@@ -163,15 +160,14 @@ static int hash_connect_entry(struct kretprobe_instance *ri,
 	return 0;
 }
 
-static int hash_connect_ret(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static void hash_connect_ret(void *data, struct pt_regs *regs)
 {
-	struct hash_connect_ctx *c = (void *)ri->data;
+	struct hash_connect_ctx *c = data;
 	int err = (int)regs_return_value(regs);
 	struct tcptw_state *st;
 
 	if (err != -EADDRNOTAVAIL)
-		return 0;
+		return;
 	rcu_read_lock();
 	st = tcptw_state(c->net);
 	if (st) {
@@ -186,36 +182,27 @@ static int hash_connect_ret(struct kretprobe_instance *ri,
 		tcptw_emit(st, &c->ev);
 	}
 	rcu_read_unlock();
-	return 0;
 }
 
-static struct kretprobe krp_twsk_unique = {
-	.entry_handler = twsk_unique_entry,
-	.handler = twsk_unique_ret,
-	.data_size = sizeof(struct reuse_ctx),
-};
-
-static struct kretprobe krp_hash_connect = {
-	.entry_handler = hash_connect_entry,
-	.handler = hash_connect_ret,
-	.data_size = sizeof(struct hash_connect_ctx),
-};
-
 static struct tcptw_probe reuse_probes[] = {
-	{ .name = "tcp_twsk_unique", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_twsk_unique },
-	{ .name = "__inet_hash_connect", .kind = TCPTW_KRETPROBE,
-	  .krp = &krp_hash_connect },
+	{ .name = "tcp_twsk_unique", .kind = TCPTW_CALL,
+	  .call = twsk_unique_entry, .ret = twsk_unique_ret,
+	  .data_size = sizeof(struct reuse_ctx) },
+	{ .name = "__inet_hash_connect", .kind = TCPTW_CALL,
+	  .call = hash_connect_entry, .ret = hash_connect_ret,
+	  .data_size = sizeof(struct hash_connect_ctx) },
 };
 
 static void reuse_probes_setup(void)
 {
+	unsigned int i;
+
 	/*
 	 * __inet_hash_connect() may sleep (cond_resched() in its scan), so
-	 * one instance per concurrent connect(): be generous.
+	 * one call in flight per concurrent connect(): be generous.
 	 */
-	krp_hash_connect.maxactive = max(64U, 16 * num_possible_cpus());
-	krp_twsk_unique.maxactive = max(64U, 16 * num_possible_cpus());
+	for (i = 0; i < ARRAY_SIZE(reuse_probes); i++)
+		reuse_probes[i].maxactive = max(64U, 16 * num_possible_cpus());
 }
 
 const struct tcptw_probe_set tcptw_reuse_probe_set = {

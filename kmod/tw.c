@@ -6,15 +6,15 @@
  * tcp_timewait_state_process() decided for each segment that hit a
  * TIME_WAIT socket (PAWS rejection, sequence rejection, SYN recycled, ACK,
  * RST, killed by RST). No tracepoint carries these decisions before 7.2,
- * so they come from kretprobes whose entry handlers copy everything the
+ * so they come from hooks on the call whose entry handlers copy all the
  * return handler needs: the TIME_WAIT socket may be freed by then.
  *
- * All handlers run with preemption disabled (kprobes) and
+ * All handlers run with preemption disabled (kprobes, fprobes) and
  * tcp_timewait_state_process() always runs with BH disabled, so the per-CPU
  * scratch slots below cannot be clobbered between its entry, the calls it
  * makes and its return on the same CPU.
  */
-#include <linux/kprobes.h>
+#include <linux/ptrace.h>
 #include <linux/percpu.h>
 #include <linux/cpumask.h>
 #include <net/tcp.h>
@@ -77,15 +77,14 @@ static void tw_emit(struct tcptw_state *st, const struct tw_seg *s,
 	tcptw_emit(st, &ev);
 }
 
-static int tw_process_entry(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static int tw_process_entry(void *data, struct pt_regs *regs)
 {
 	struct inet_timewait_sock *tw =
 		(void *)regs_get_kernel_argument(regs, 0);
 	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	const struct tcphdr *th = (void *)regs_get_kernel_argument(regs, 2);
 	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
-	struct tw_seg *s = (void *)ri->data;
+	struct tw_seg *s = data;
 	struct tcp_options_received opt;
 	bool ours;
 	int stamp;
@@ -160,10 +159,10 @@ static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
 	stash->ev = s->ev;
 }
 
-static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void tw_process_ret(void *data, struct pt_regs *regs)
 {
 	int status = (int)regs_return_value(regs);
-	struct tw_seg *s = (void *)ri->data;
+	struct tw_seg *s = data;
 	struct tcptw_state *st;
 
 	this_cpu_write(tw_rst_seg, NULL);
@@ -204,18 +203,17 @@ static int tw_process_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	}
 out:
 	rcu_read_unlock();
-	return 0;
 }
 
 /* inet_twsk_deschedule_put() while the segment being handled is a RST */
-static int tw_deschedule_pre(struct kprobe *kp, struct pt_regs *regs)
+static void tw_deschedule_pre(struct pt_regs *regs)
 {
 	const void *tw = (void *)regs_get_kernel_argument(regs, 0);
 	struct tw_seg *s = this_cpu_read(tw_rst_seg);
 	struct tcptw_state *st;
 
 	if (!s || s->tw != tw)
-		return 0;
+		return;
 	this_cpu_write(tw_rst_seg, NULL);
 	rcu_read_lock();
 	st = tcptw_state(s->net);
@@ -224,7 +222,6 @@ static int tw_deschedule_pre(struct kprobe *kp, struct pt_regs *regs)
 		tw_emit(st, s, TCPTW_EV_TW_KILLED_BY_RST);
 	}
 	rcu_read_unlock();
-	return 0;
 }
 
 /*
@@ -256,10 +253,10 @@ struct tw_alloc {
 	struct tcptw_tuple t;
 };
 
-static int tw_alloc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
+static int tw_alloc_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	struct tw_alloc *a = (void *)ri->data;
+	struct tw_alloc *a = data;
 
 	/* DCCP shares inet_twsk_alloc() on older kernels */
 	if (sk->sk_protocol != IPPROTO_TCP)
@@ -269,10 +266,10 @@ static int tw_alloc_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	return 0;
 }
 
-static int tw_alloc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
+static void tw_alloc_ret(void *data, struct pt_regs *regs)
 {
 	const void *tw = (void *)regs_return_value(regs);
-	struct tw_alloc *a = (void *)ri->data;
+	struct tw_alloc *a = data;
 	struct tcptw_event ev = {};
 	struct tcptw_state *st;
 
@@ -293,32 +290,19 @@ static int tw_alloc_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 	tcptw_emit(st, &ev);
 out:
 	rcu_read_unlock();
-	return 0;
 }
-
-static struct kretprobe krp_tw_process = {
-	.entry_handler = tw_process_entry,
-	.handler = tw_process_ret,
-	.data_size = sizeof(struct tw_seg),
-};
-
-static struct kretprobe krp_tw_alloc = {
-	.entry_handler = tw_alloc_entry,
-	.handler = tw_alloc_ret,
-	.data_size = sizeof(struct tw_alloc),
-};
-
-static struct kprobe kp_tw_deschedule = {
-	.pre_handler = tw_deschedule_pre,
-};
 
 static struct tcptw_probe tw_probes[P_NR] = {
 	[P_TW_DESCHEDULE] = { .name = "inet_twsk_deschedule_put",
-			      .kind = TCPTW_KPROBE, .kp = &kp_tw_deschedule },
-	[P_TW_ALLOC] = { .name = "inet_twsk_alloc",
-			 .kind = TCPTW_KRETPROBE, .krp = &krp_tw_alloc },
+			      .kind = TCPTW_ENTRY,
+			      .entry = tw_deschedule_pre },
+	[P_TW_ALLOC] = { .name = "inet_twsk_alloc", .kind = TCPTW_CALL,
+			 .call = tw_alloc_entry, .ret = tw_alloc_ret,
+			 .data_size = sizeof(struct tw_alloc) },
 	[P_TW_PROCESS] = { .name = "tcp_timewait_state_process",
-			   .kind = TCPTW_KRETPROBE, .krp = &krp_tw_process },
+			   .kind = TCPTW_CALL, .call = tw_process_entry,
+			   .ret = tw_process_ret,
+			   .data_size = sizeof(struct tw_seg) },
 };
 
 static void tw_probes_setup(void)
@@ -326,10 +310,10 @@ static void tw_probes_setup(void)
 	/*
 	 * Both run in BH context at most once per CPU at a time, but
 	 * inet_twsk_alloc() is also reached from process context: room for
-	 * a few nested instances per CPU.
+	 * a few nested calls per CPU.
 	 */
-	krp_tw_process.maxactive = 4 * num_possible_cpus();
-	krp_tw_alloc.maxactive = 4 * num_possible_cpus();
+	tw_probes[P_TW_PROCESS].maxactive = 4 * num_possible_cpus();
+	tw_probes[P_TW_ALLOC].maxactive = 4 * num_possible_cpus();
 }
 
 const struct tcptw_probe_set tcptw_tw_probe_set = {

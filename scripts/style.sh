@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # style.sh: the style checks of STYLE.md section 9, as TAP on stdout.
-#   checkpatch --strict over kmod/*.[ch], kmod/compat/*.h and
+#   checkpatch --strict over kmod/*.[ch], kmod/compat/*.[ch] and
 #   userspace/*.[ch], with --codespell when the dictionary is installed,
 #   plus the rule that LINUX_VERSION_CODE appears nowhere in kmod/ (the
 #   version facts no header tells live in kmod/compat/Kbuild.include,
@@ -73,7 +73,7 @@ trap 'rm -f .checkpatch-camelcase.*' EXIT
 echo "1..7"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
-checkpatch_files "checkpatch kmod/compat" kmod/compat/*.h
+checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
 # Userspace has no u64/__printf: the kernel-only spellings can't apply there.
 checkpatch_files "checkpatch userspace" userspace/*.[ch] -- \
 	--ignore PREFER_KERNEL_TYPES,PREFER_DEFINED_ATTRIBUTE_MACRO

@@ -15,7 +15,8 @@
 # missed). The test build's test_attach_delay_ms holds that window open
 # for 3 s (times the kernel's slowness); nf_conntrack is loaded inside it.
 # Asserted: the load waited for nf_conntrack (the window was hit), both
-# conntrack probes attached, each registered once (debugfs kprobes list),
+# conntrack probes attached, each registered once (the kprobes list in
+# debugfs; for fprobes, one ftrace callback in enabled_functions),
 # 20 connections through conntrack all succeed with 0 calls missed, the
 # reload back to the normal build works, and the kernel log stays clean.
 # Needs the test build ($TCPTW_TEST_KO, scripts/check.sh builds it).
@@ -30,10 +31,22 @@ require_module
 DMESG_START=$(dmesg 2>/dev/null | wc -l)
 CT_PROBES="nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm"
 
-# kprobes_registered SYMBOL: lines of the kernel's kprobe list for SYMBOL
-kprobes_registered()
+# hooks_registered PROBE: how many times the kernel holds tcptw's hook on
+# PROBE ("module:symbol"): lines of the kprobe list for a kprobe, the
+# ftrace callbacks on the symbol for an fprobe
+hooks_registered()
 {
-	grep -c " $1+0x" /sys/kernel/debug/kprobes/list 2>/dev/null
+	local sym=${1#*:} n
+
+	case $(awk -F'\t' -v n="$1" '$1 == n { print $2 }' "$TCPTW_PROC/probes") in
+	fprobe*)
+		n=$(grep -oE "^$sym( \[[a-z_]+\])? \([0-9]+\)" \
+			/sys/kernel/tracing/enabled_functions 2>/dev/null |
+			sed -E 's/.*\(([0-9]+)\)$/\1/')
+		echo "${n:-0}"
+		;;
+	*) grep -c " $sym+0x" /sys/kernel/debug/kprobes/list 2>/dev/null ;;
+	esac
 }
 
 test_load_race()
@@ -49,8 +62,11 @@ test_load_race()
 	fi
 	mountpoint -q /sys/kernel/debug ||
 		mount -t debugfs none /sys/kernel/debug 2>/dev/null
-	if [ ! -r /sys/kernel/debug/kprobes/list ]; then
-		skip_test "no /sys/kernel/debug/kprobes/list"
+	mountpoint -q /sys/kernel/tracing ||
+		mount -t tracefs none /sys/kernel/tracing 2>/dev/null
+	if [ ! -r /sys/kernel/debug/kprobes/list ] ||
+		[ ! -r /sys/kernel/tracing/enabled_functions ]; then
+		skip_test "no kprobes list in debugfs or no tracefs"
 		log_test "$name"
 		return
 	fi
@@ -87,8 +103,9 @@ test_load_race()
 	for p in $CT_PROBES; do
 		check_eq "$p attached" \
 			"$([ "$(probe_state "$p")" = attached ] && echo 1 || echo 0)" 1
-		got=$(kprobes_registered "${p#*:}")
-		check_eq "$p: kprobes registered" "$got" 1
+		got=$(hooks_registered "$p")
+		check_eq "$p: hooks registered ($(awk -F'\t' -v n="$p" \
+			'$1 == n { print $2 }' "$TCPTW_PROC/probes"))" "$got" 1
 	done
 
 	# flows through conntrack: the kretprobes fire on every new one
