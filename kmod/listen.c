@@ -6,11 +6,11 @@
  * PAWS checks outside TIME_WAIT, and RSTs.
  *
  * Where the kernel's decision is buried in inlined code (the queue tests
- * of tcp_conn_request(), the PAWS test of tcp_check_req(), SYN-SENT's
- * PAWSActive), a hook on the call reads the netns's own MIB slot on the CPU the
- * call runs on before and after it (mib.h): the change is what this call
- * decided, attributed to its listener and 4-tuple. tcp_conn_request() and
- * tcp_check_req() always run in BH context, so that is exact.
+ * of tcp_conn_request(), the PAWS test of tcp_check_req()), a hook on the
+ * call reads the netns's own MIB slot on the CPU the call runs on before
+ * and after it (mib.h): the change is what this call decided, attributed
+ * to its listener and 4-tuple. tcp_conn_request() runs in BH context, and
+ * so does tcp_check_req() but for Fast Open children: that is exact.
  */
 #include <linux/ptrace.h>
 #include <linux/cpumask.h>
@@ -139,15 +139,18 @@ static void listen_overflow(struct tcptw_state *st,
 }
 
 /*
- * The tcp_conn_request() call running on this CPU, if any. It runs in BH
- * context (a listener takes SYNs without its socket lock), so one at a
- * time per CPU, and only this CPU reads or writes its slot. With TCP Fast
- * Open it creates the child itself, through tcp_v{4,6}_syn_recv_sock(),
- * whose return handler then tells it what it already counted.
+ * Test build: a tcp_conn_request() call is running on this CPU (BH
+ * context, one at a time per CPU), for the Fast Open delay below.
  */
-static DEFINE_PER_CPU(struct listen_ctx *, conn_request_ctx);
+static DEFINE_PER_CPU(bool, in_conn_request);
 
-/* tcp_conn_request(rsk_ops, af_ops, listener, skb): a SYN at a listener */
+/*
+ * tcp_conn_request(rsk_ops, af_ops, listener, skb): a SYN at a listener.
+ * With TCP Fast Open it also creates the child, through
+ * tcp_v{4,6}_syn_recv_sock(): a full accept queue found there (another
+ * CPU filled it after the SYN's own check) is the same SYN's overflow,
+ * and lands in the same ListenOverflows delta.
+ */
 static const int conn_mibs[] = {
 	LINUX_MIB_LISTENOVERFLOWS,
 	LINUX_MIB_TCPREQQFULLDROP,
@@ -163,7 +166,8 @@ static int conn_request_entry(void *data, struct pt_regs *regs)
 	tcptw_tw_conn_request(sk, skb);
 	listen_enter(data, sk, skb, conn_mibs,
 		     ARRAY_SIZE(conn_mibs));
-	__this_cpu_write(conn_request_ctx, data);
+	if (tcptw_test_tfo_delay_us)
+		__this_cpu_write(in_conn_request, true);
 	return 0;
 }
 
@@ -172,7 +176,8 @@ static void conn_request_ret(void *data, struct pt_regs *regs)
 	struct listen_ctx *c = data;
 	struct tcptw_state *st;
 
-	__this_cpu_write(conn_request_ctx, NULL);
+	if (tcptw_test_tfo_delay_us)
+		__this_cpu_write(in_conn_request, false);
 	rcu_read_lock();
 	st = tcptw_state(c->net);
 	if (!st)
@@ -193,8 +198,20 @@ out:
 	rcu_read_unlock();
 }
 
-/* tcp_check_req(listener, skb, req, ...): a segment for a request sock */
+/*
+ * The handshake-completing ACK creates the child through
+ * tcp_v{4,6}_syn_recv_sock(), which counts a full accept queue in
+ * ListenOverflows (exit_overflow). It is reached from tcp_check_req() and,
+ * for a SYN cookie, from cookie_v{4,6}_check(): hooks on those two see
+ * it, and cost nothing per connection beyond the one tcp_check_req()
+ * needs anyway (cookie_v{4,6}_check() run only for an ACK that finds no
+ * request socket).
+ *
+ * tcp_check_req(listener, skb, req, ...) also counts its PAWS rejects in
+ * PAWSEstab.
+ */
 static const int check_req_mibs[] = {
+	LINUX_MIB_LISTENOVERFLOWS,
 	LINUX_MIB_PAWSESTABREJECTED,
 };
 
@@ -218,8 +235,9 @@ static void check_req_ret(void *data, struct pt_regs *regs)
 	st = tcptw_state(c->net);
 	if (!st)
 		goto out;
-	/* tcp_check_req() counts its PAWS rejects in PAWSEstab */
-	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 0)) {
+	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
+		listen_overflow(st, c, false);
+	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 1)) {
 		tcptw_inc(st, TCPTW_PAWS_SYNRECV_REJECTED);
 		listen_event(c, &ev, TCPTW_EV_PAWS_SYNRECV_REJECTED, 0);
 		tcptw_emit(st, &ev);
@@ -228,66 +246,43 @@ out:
 	rcu_read_unlock();
 }
 
-/*
- * tcp_v4_syn_recv_sock(listener, skb, req, ...) and its IPv6 twin create
- * the child at the handshake-completing ACK, reached from tcp_check_req()
- * and, for SYN cookies, from cookie_v{4,6}_check(): a full accept queue is
- * counted there (ListenOverflows, exit_overflow). tcp_v6_syn_recv_sock()
- * hands IPv4 segments (v4-mapped) to the IPv4 one, which counts them.
- */
-static const int syn_recv_mibs[] = {
+/* cookie_v{4,6}_check(listener, skb): an ACK that may carry a SYN cookie */
+static const int cookie_mibs[] = {
 	LINUX_MIB_LISTENOVERFLOWS,
 };
 
-static int syn_recv_entry(void *data, struct pt_regs *regs)
+static int cookie_check_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 
-	listen_enter(data, sk, skb, syn_recv_mibs,
-		     ARRAY_SIZE(syn_recv_mibs));
-	/*
-	 * Test build: hold a Fast Open child's creation, so that another
-	 * CPU fills the queue between tcp_conn_request()'s check and ours.
-	 */
-	if (tcptw_test_tfo_delay_us && __this_cpu_read(conn_request_ctx))
-		tcptw_test_udelay(tcptw_test_tfo_delay_us);
+	listen_enter(data, sk, skb, cookie_mibs, ARRAY_SIZE(cookie_mibs));
 	return 0;
 }
 
-static int syn_recv6_entry(void *data, struct pt_regs *regs)
-{
-	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
-
-	if (skb->protocol == htons(ETH_P_IP))
-		return 1;	/* counted by tcp_v4_syn_recv_sock() */
-	return syn_recv_entry(data, regs);
-}
-
-static void syn_recv_ret(void *data, struct pt_regs *regs)
+static void cookie_check_ret(void *data, struct pt_regs *regs)
 {
 	struct listen_ctx *c = data;
-	struct listen_ctx *outer;
 	struct tcptw_state *st;
-	unsigned long d;
 
-	d = listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0);
-	if (!d)
+	if (!listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
 		return;
-	/*
-	 * A Fast Open child found the queue full (another CPU filled it
-	 * after tcp_conn_request() checked): counted here, so the outer
-	 * call must not count the same MIB increase again.
-	 */
-	outer = __this_cpu_read(conn_request_ctx);
-	if (outer && outer->net == c->net)
-		outer->mib[0] += d;
 	rcu_read_lock();
 	st = tcptw_state(c->net);
-	/* nested, it is the Fast Open SYN's overflow; else the ACK's */
 	if (st)
-		listen_overflow(st, c, !!outer);
+		listen_overflow(st, c, false);
 	rcu_read_unlock();
+}
+
+/*
+ * Test build: hold a Fast Open child's creation, so that another CPU
+ * fills the queue between tcp_conn_request()'s check and the child's.
+ * Attached only when test_tfo_delay_us is set at load.
+ */
+static void tfo_delay_pre(struct pt_regs *regs)
+{
+	if (__this_cpu_read(in_conn_request))
+		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 }
 
 /*
@@ -312,45 +307,38 @@ static void oow_pre(struct pt_regs *regs)
 }
 
 /*
- * tcp_rcv_state_process(sk, skb) in SYN-SENT: a SYN-ACK whose TSecr is
- * outside what we sent (PAWSActive). It may run from the socket backlog in
- * process context; the CPU is remembered. The (theoretical) errors, both
- * only there: another PAWSActive on that CPU during the call, or the task
- * migrating before the kernel counts (README, "Limits").
+ * SYN-SENT's PAWS test (PAWSActive): tcp_rcv_synsent_state_process()
+ * answers a SYN-ACK with a RST for two reasons only, an ACK outside
+ * (snd_una, snd_nxt] and, with an acceptable ACK, a TSecr outside what we
+ * sent. So at the entry of tcp_v{4,6}_send_reset() for a SYN-SENT socket,
+ * an acceptable ACK means the PAWS test rejected the segment; the kernel
+ * counted it just before, whether or not a RST goes out. From 6.10 the
+ * RST's reason says so (tcptw_count_rst_sent()).
  */
-struct synsent_ctx {
-	struct net *net;
-	struct tcptw_event ev;		/* src = local, dst = remote */
-	int cpu;
-	unsigned long before;
-};
-
-static int rcv_state_entry(void *data, struct pt_regs *regs)
+static bool synsent_paws_rejected(const struct sock *sk,
+				  const struct sk_buff *skb)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	struct synsent_ctx *c = data;
+	const struct tcp_sock *tp;
+	u32 ack;
 
-	if (READ_ONCE(sk->sk_state) != TCP_SYN_SENT)
-		return 1;
-	c->net = sock_net(sk);
-	c->cpu = smp_processor_id();
-	c->before = tcptw_mib_linux(c->net, c->cpu,
-				    LINUX_MIB_PAWSACTIVEREJECTED);
-	memset(&c->ev, 0, sizeof(c->ev));
-	tcptw_tuple_from_sk(&c->ev.t, sk);
-	c->ev.age_ms = -1;
-	return 0;
+	if (READ_ONCE(sk->sk_state) != TCP_SYN_SENT || !tcp_hdr(skb)->ack)
+		return false;
+	tp = tcp_sk(sk);
+	ack = TCP_SKB_CB(skb)->ack_seq;
+	return after(ack, READ_ONCE(tp->snd_una)) &&
+	       !after(ack, READ_ONCE(tp->snd_nxt));
 }
 
-static void rcv_state_ret(void *data, struct pt_regs *regs)
+static void count_paws_active(const struct sock *sk)
 {
-	struct synsent_ctx *c = data;
+	struct tcptw_event ev = {
+		.type = TCPTW_EV_PAWS_ACTIVE_REJECTED,
+		.age_ms = -1,
+	};
 
-	if (tcptw_mib_linux(c->net, c->cpu, LINUX_MIB_PAWSACTIVEREJECTED) ==
-	    c->before)
-		return;
-	c->ev.type = TCPTW_EV_PAWS_ACTIVE_REJECTED;
-	tcptw_count_event(c->net, TCPTW_PAWS_ACTIVE_REJECTED, &c->ev);
+	/* src = local, dst = remote */
+	tcptw_tuple_from_sk(&ev.t, sk);
+	tcptw_count_event(sock_net(sk), TCPTW_PAWS_ACTIVE_REJECTED, &ev);
 }
 
 /*
@@ -398,6 +386,8 @@ static int send_reset_entry(void *data, struct pt_regs *regs)
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	struct rst_ctx *c = data;
 
+	if (sk && synsent_paws_rejected(sk, skb))
+		count_paws_active(sk);
 	c->net = rst_reply(sk, skb, tcptw_compat_rst_reason(regs), &c->ev);
 	if (!c->net)
 		return 1;	/* no return handler for this call */
@@ -422,6 +412,8 @@ void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 	struct tcptw_event ev;
 	struct net *net;
 
+	if (sk && tcptw_compat_rst_is_paws(reason))
+		count_paws_active(sk);
 	net = rst_reply(sk, skb, reason, &ev);
 	if (net)
 		tcptw_count_event(net, TCPTW_RST_SENT, &ev);
@@ -486,8 +478,8 @@ void tcptw_count_rst_received(struct sock *sk)
 	rcu_read_unlock();
 }
 
-/* the row tcptw_listen_conn_request_attached() reads */
-enum { LP_CONN_REQUEST };
+/* rows named below: tcptw_listen_conn_request_attached(), the test knob */
+enum { LP_CONN_REQUEST, LP_TFO_DELAY = 4 };
 
 static struct tcptw_probe listen_probes[] = {
 	[LP_CONN_REQUEST] = { .name = "tcp_conn_request", .kind = TCPTW_CALL,
@@ -497,17 +489,17 @@ static struct tcptw_probe listen_probes[] = {
 	{ .name = "tcp_check_req", .kind = TCPTW_CALL,
 	  .call = check_req_entry, .ret = check_req_ret,
 	  .data_size = sizeof(struct listen_ctx) },
-	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_CALL,
-	  .call = syn_recv_entry, .ret = syn_recv_ret,
+	{ .name = "cookie_v4_check", .kind = TCPTW_CALL,
+	  .call = cookie_check_entry, .ret = cookie_check_ret,
 	  .data_size = sizeof(struct listen_ctx) },
-	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_CALL,
-	  .call = syn_recv6_entry, .ret = syn_recv_ret,
+	{ .name = "cookie_v6_check", .kind = TCPTW_CALL,
+	  .call = cookie_check_entry, .ret = cookie_check_ret,
 	  .data_size = sizeof(struct listen_ctx) },
+	[LP_TFO_DELAY] = { .name = "tcp_v4_syn_recv_sock",
+			   .kind = TCPTW_ENTRY, .entry = tfo_delay_pre,
+			   .unused = true },
 	{ .name = "tcp_oow_rate_limited", .kind = TCPTW_ENTRY,
 	  .entry = oow_pre },
-	{ .name = "tcp_rcv_state_process", .kind = TCPTW_CALL,
-	  .call = rcv_state_entry, .ret = rcv_state_ret,
-	  .data_size = sizeof(struct synsent_ctx) },
 	{ .name = "tcp_send_reset", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tcptw_tp_tcp_send_reset,
 	  .unused = !TCPTW_COMPAT_RST_TRACEPOINT },
@@ -538,6 +530,7 @@ static void listen_probes_setup(void)
 
 	for (i = 0; i < ARRAY_SIZE(listen_probes); i++)
 		listen_probes[i].maxactive = max(64U, 8 * num_possible_cpus());
+	listen_probes[LP_TFO_DELAY].unused = !tcptw_test_tfo_delay_us;
 }
 
 const struct tcptw_probe_set tcptw_listen_probe_set = {

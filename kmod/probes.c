@@ -9,6 +9,7 @@
  */
 #include <linux/kernel.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -40,6 +41,32 @@ static struct tcptw_probe *probe_at(unsigned int n)
 	return NULL;
 }
 
+#ifdef TCPTW_TEST
+/*
+ * Test build: /sys/module/tcptw/parameters/test_hits, one line per hook
+ * in the probes file's order: "name<TAB>calls its handlers saw".
+ */
+static int hits_get(char *buf, const struct kernel_param *kp)
+{
+	struct tcptw_probe *p;
+	unsigned int n;
+	int len = 0;
+
+	for (n = 0; (p = probe_at(n)); n++)
+		if (!p->unused)
+			len += scnprintf(buf + len, PAGE_SIZE - len, "%s\t%ld\n",
+					 p->name, atomic_long_read(&p->hits));
+	return len;
+}
+
+static const struct kernel_param_ops hits_ops = {
+	.get = hits_get,
+};
+
+module_param_cb(test_hits, &hits_ops, NULL, 0444);
+MODULE_PARM_DESC(test_hits, "test build: calls each hook saw since the load");
+#endif
+
 /* what the probes file calls the mechanism of @p */
 static const char *mechanism(const struct tcptw_probe *p)
 {
@@ -65,7 +92,8 @@ static int attach(struct tcptw_probe *p)
 	if (p->kind == TCPTW_TRACEPOINT) {
 		if (!p->tp)
 			return -ENOENT;
-		return tracepoint_probe_register(p->tp, p->tp_func, NULL);
+		/* the handler gets @p as its data (tcptw_probe_hit()) */
+		return tracepoint_probe_register(p->tp, p->tp_func, p);
 	}
 	err = tcptw_hook_attach(p);
 	/* fprobes say a symbol ftrace does not know with -ESRCH */
@@ -105,7 +133,7 @@ static bool detach(struct tcptw_probe *p, bool batch)
 	WRITE_ONCE(p->attached, false);
 	p->err = -ENOENT;
 	if (p->kind == TCPTW_TRACEPOINT) {
-		tracepoint_probe_unregister(p->tp, p->tp_func, NULL);
+		tracepoint_probe_unregister(p->tp, p->tp_func, p);
 		return true;
 	}
 	tcptw_hook_detach(p, batch);

@@ -15,6 +15,7 @@
 #ifndef _TCPTW_PROBES_H
 #define _TCPTW_PROBES_H
 
+#include <linux/atomic.h>
 #include <linux/tracepoint.h>
 
 #include "compat/hook.h"
@@ -61,7 +62,19 @@ struct tcptw_probe {
 	struct tcptw_hook hook;
 	int err;			/* 0 attached, -errno otherwise */
 	bool attached;
+#ifdef TCPTW_TEST
+	/* test build: the calls its handlers saw (test_hits parameter) */
+	atomic_long_t hits;
+#endif
 };
+
+/* every handler of @p, first thing: a hit, counted in test builds only */
+static inline void tcptw_probe_hit(struct tcptw_probe *p)
+{
+#ifdef TCPTW_TEST
+	atomic_long_inc(&p->hits);
+#endif
+}
 
 struct tcptw_probe_set {
 	struct tcptw_probe *probes;

@@ -15,6 +15,6 @@ MODULE_PARM_DESC(test_attach_delay_ms,
 		 "test build: ms between the module notifier and the first attach");
 
 unsigned int tcptw_test_tfo_delay_us;
-module_param_named(test_tfo_delay_us, tcptw_test_tfo_delay_us, uint, 0644);
+module_param_named(test_tfo_delay_us, tcptw_test_tfo_delay_us, uint, 0444);
 MODULE_PARM_DESC(test_tfo_delay_us,
-		 "test build: us to spin before a Fast Open child is created");
+		 "test build: us to spin before a Fast Open child is created (at load)");

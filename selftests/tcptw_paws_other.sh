@@ -18,8 +18,11 @@
 # sees them: nft drops them at input) with a SYN-ACK whose ACK number is
 # right but whose TSecr lies 1000 s past the SYN's TSval. Asserted:
 # PawsActiveRejected == cli PAWSActive delta == SYN-ACKs injected, and cli
-# answers each with a RST (OutRsts, RstSent, seen by scapy). Control: a
-# SYN-ACK echoing the right TSecr connects, 0.
+# answers each with a RST (OutRsts, RstSent, seen by scapy). Controls: a
+# SYN-ACK echoing the right TSecr connects, 0; one whose ACK number is
+# wrong (and TSecr as bad) gets its RST for the ACK, PAWSActive and
+# PawsActiveRejected 0 (tcptw tells the two RSTs of SYN-SENT apart at the
+# RST's hook, by the ACK number, or on 6.10+ by the RST's reason).
 
 source "$(dirname "$0")/lib.sh"
 
@@ -120,13 +123,13 @@ test_active()
 {
 	local kind=$1 name out cres inj paws rej
 
-	if [ "$kind" = bad ]; then
-		name="paws_other: active: SYN-ACK with TSecr out of window -> PawsActiveRejected == PAWSActive == injected"
-	else
-		name="paws_other: control: SYN-ACK with the right TSecr -> PawsActiveRejected 0"
-	fi
+	case $kind in
+	bad) name="paws_other: active: SYN-ACK with TSecr out of window -> PawsActiveRejected == PAWSActive == injected" ;;
+	good) name="paws_other: control: SYN-ACK with the right TSecr -> PawsActiveRejected 0" ;;
+	badack) name="paws_other: control: SYN-ACK with a wrong ACK number -> RST, PawsActiveRejected 0" ;;
+	esac
 	test_begin "$name"
-	if ! probe_gate tcp_rcv_state_process; then
+	if ! probe_gate tcp_v4_send_reset tcp_send_reset; then
 		log_test "$name"
 		return
 	fi
@@ -181,6 +184,13 @@ test_active()
 			check_eq "cli events paws_active_rejected" \
 				"$(events_count "$cli" paws_active_rejected "dst=$SRV:9000")" "$inj"
 		fi
+	elif [ "$kind" = badack ]; then
+		check_eq "client connect" "$(grep -c '"connect":"ok"' "$cres")" 0
+		check_eq "cli TcpExt PAWSActive" "$paws" 0
+		check_eq "cli Tcp OutRsts == injected" "$(d c_mib_TcpOutRsts)" "$inj"
+		check_mod_eq "cli PawsActiveRejected" "$rej" 0
+		check_mod_eq "cli RstSent == OutRsts" "$(d c_tw_RstSent)" \
+			"$(d c_mib_TcpOutRsts)"
 	else
 		check_eq "client connect" "$(grep -c '"connect":"ok"' "$cres")" 1
 		check_eq "cli TcpExt PAWSActive" "$paws" 0
@@ -190,9 +200,10 @@ test_active()
 	log_test "$name"
 }
 
-ktap_plan 4
+ktap_plan 5
 test_estab old
 test_estab new
 test_active bad
 test_active good
+test_active badack
 ktap_finish

@@ -31,12 +31,14 @@
 #       data segments whose TSval is 100000 ticks older (old: each one
 #       must be rejected by PAWS on the server's established socket) or
 #       newer and in sequence (new: the control, all accepted).
-#   paws-active IFACE DPORT K TIMEOUT_S bad|good [STOPFILE]   (scapy; the
-#       caller drops the SYNs before the local stack sees them)
+#   paws-active IFACE DPORT K TIMEOUT_S bad|good|badack [STOPFILE]
+#       (scapy; the caller drops the SYNs before the local stack sees them)
 #       until STOPFILE exists (then 1 s more) or TIMEOUT_S has passed,
 #       answer the first K SYNs to DPORT with a SYN-ACK whose ACK number is
 #       right and whose TSecr is 1000 s past the SYN's TSval (bad) or
-#       echoes it (good); counts the RSTs the client sends back.
+#       echoes it (good), or whose ACK number is 1000 too far and TSecr
+#       as bad (badack: refused for its ACK, before PAWS is looked at);
+#       counts the RSTs the client sends back.
 
 import errno
 import json
@@ -255,7 +257,7 @@ def paws_estab(src, dst, dport, k, old):
     out({"injected": k, "sport": sport, "old": old})
 
 
-def paws_active(iface, dport, k, timeout, bad, stopfile=None):
+def paws_active(iface, dport, k, timeout, kind, stopfile=None):
     from scapy.all import IP, TCP, AsyncSniffer, conf, send
     conf.verb = 0
     state = {"answered": 0, "rsts": 0, "syns": 0}
@@ -275,10 +277,12 @@ def paws_active(iface, dport, k, timeout, bad, stopfile=None):
         ts = ts_opt(p)
         if ts is None:
             return
-        tsecr = ((ts[0] + 1000000) % (1 << 32) or 1) if bad else ts[0]
+        good = kind == "good"
+        tsecr = ts[0] if good else (ts[0] + 1000000) % (1 << 32) or 1
+        ack = (t.seq + (1001 if kind == "badack" else 1)) % (1 << 32)
         sa = IP(src=p[IP].dst, dst=p[IP].src) / TCP(
             sport=dport, dport=t.sport, flags="SA", seq=777000,
-            ack=t.seq + 1, window=64240,
+            ack=ack, window=64240,
             options=[("MSS", 1460), ("NOP", None), ("NOP", None),
                      ("Timestamp", (123456, tsecr))])
         send(sa)
@@ -327,7 +331,7 @@ def main(a):
     elif m == "paws-estab":
         paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5] == "old")
     elif m == "paws-active":
-        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5] == "bad",
+        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5],
                     a[6] if len(a) > 6 else None)
     else:
         raise SystemExit("unknown mode " + m)

@@ -11,8 +11,10 @@
 # tcp_conn_request() checks the accept queue, then (Fast Open) creates the
 # child itself through tcp_v4_syn_recv_sock(), which checks it again. If
 # another CPU fills the queue in between, the second check counts the
-# overflow: one ListenOverflows increase, seen by both tcptw's hooks,
-# which counted it twice before they knew one ran inside the other.
+# overflow: one ListenOverflows increase, inside tcp_conn_request(). A
+# module that also hooked tcp_v4_syn_recv_sock() saw it from both hooks
+# and counted it twice (16 for 12 on 6.1); tcptw counts it once, from
+# tcp_conn_request()'s delta, as the SYN's overflow.
 #
 # The test build (TCPTW_TEST_KO) holds every Fast Open child's creation
 # for test_tfo_delay_us, so the window opens each time: per round, a fresh
@@ -23,8 +25,7 @@
 # >= 1 (the window opened), srv ListenOverflow == ListenOverflows delta
 # (each increase counted once), ListenOverflowSyn + ListenOverflowAck ==
 # ListenOverflow, ListenOverflowSyn == rounds (the Fast Open SYN, not the
-# ACK of its fallback handshake), and the kernel log stays clean. The
-# module without the per-CPU nesting pointer counted 16 for 12 (6.1).
+# ACK of its fallback handshake), and the kernel log stays clean.
 
 source "$(dirname "$0")/lib.sh"
 

@@ -127,6 +127,12 @@ static inline const char *tcptw_compat_rst_reason_name(u8 r)
 			return names[i].name;
 	return NULL;
 }
+
+/* SYN-SENT's PAWS test rejected the SYN-ACK this RST answers */
+static inline bool tcptw_compat_rst_is_paws(u8 r)
+{
+	return r == SK_RST_REASON_TCP_RFC7323_PAWS + 1;
+}
 #else
 struct pt_regs;
 static inline u8 tcptw_compat_rst_reason(struct pt_regs *regs)
@@ -137,6 +143,11 @@ static inline u8 tcptw_compat_rst_reason(struct pt_regs *regs)
 static inline const char *tcptw_compat_rst_reason_name(u8 r)
 {
 	return NULL;
+}
+
+static inline bool tcptw_compat_rst_is_paws(u8 r)
+{
+	return false;
 }
 #endif
 

@@ -44,6 +44,7 @@ static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 	struct tcptw_probe *p = container_of(fp, struct tcptw_probe, hook.fp);
 	struct pt_regs tmp, *regs = hook_regs(fregs, &tmp);
 
+	tcptw_probe_hit(p);
 	if (p->kind == TCPTW_ENTRY) {
 		p->entry(regs);
 		return 0;

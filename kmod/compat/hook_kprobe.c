@@ -26,6 +26,7 @@ static int kp_pre(struct kprobe *kp, struct pt_regs *regs)
 {
 	struct tcptw_probe *p = container_of(kp, struct tcptw_probe, hook.kp);
 
+	tcptw_probe_hit(p);
 	p->entry(regs);
 	return 0;
 }
@@ -35,6 +36,7 @@ static int krp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 	struct tcptw_probe *p = container_of(ri_kretprobe(ri),
 					     struct tcptw_probe, hook.krp);
 
+	tcptw_probe_hit(p);
 	return p->call((void *)ri->data, regs);
 }
 

@@ -16,6 +16,8 @@
 #include <linux/compiler.h>
 #include <trace/events/tcp.h>
 
+#include "probes.h"
+
 /* @fn has the probe type of tracepoint @tp (data pointer first) */
 #define TCPTW_TP_TYPECHECK(tp, fn)					\
 	static_assert(__same_type(&register_trace_##tp,			\
@@ -29,8 +31,10 @@ void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 			  u8 reason);
 
 /* tcp:tcp_receive_reset: TP_PROTO(struct sock *sk) in 5.10 through 7.2 */
+/* @data: the struct tcptw_probe (probes.c registers it so) */
 static inline void tcptw_tp_tcp_receive_reset(void *data, struct sock *sk)
 {
+	tcptw_probe_hit(data);
 	tcptw_count_rst_received(sk);
 }
 
@@ -50,6 +54,7 @@ static inline void tcptw_tp_tcp_send_reset(void *data, const struct sock *sk,
 					   const struct sk_buff *skb,
 					   const enum sk_rst_reason reason)
 {
+	tcptw_probe_hit(data);
 	if (skb)
 		tcptw_count_rst_sent(sk, skb, reason < SK_RST_REASON_MAX ?
 					      reason + 1 : 0);

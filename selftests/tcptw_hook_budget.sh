@@ -1,0 +1,142 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# What one short connection costs in hook calls, per side.
+#
+#   cli 198.18.5.1 --eth0---eth0-- srv 198.18.5.2:8300
+#
+# The test build counts the calls each hook's handlers see
+# (/sys/module/tcptw/parameters/test_hits). N connections (connect, 64
+# bytes each way, close), once with the server closing first and once
+# with the client closing first, no conntrack in either netns. Every hook
+# a clean connection reaches is asserted at exactly its count: connect()
+# (__inet_hash_connect) once per connection on the client; the SYN
+# (tcp_conn_request) and the ACK completing the handshake (tcp_check_req)
+# once each on the server; one TIME_WAIT socket (inet_twsk_alloc) on the
+# side that closed first; every other hook 0 (no reuse, no RST, no PAWS,
+# no SYN cookie). Then the budget, in calls per connection and side, the
+# same on every kernel (README, "Hooks"): the client 2, the server 3.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip insmod rmmod
+require_traffic
+require_module
+
+N=100
+SRV=198.18.5.2
+PORT=8300
+BUDGET_CLIENT=2
+BUDGET_SERVER=3
+HITS=/sys/module/tcptw/parameters/test_hits
+
+# which side a hook's calls run on in a clean connection: client, server,
+# or closer (the side that closes first); none: a clean one reaches none
+side_of()
+{
+	case $1 in
+	__inet_hash_connect) echo client ;;
+	tcp_conn_request | tcp_check_req) echo server ;;
+	inet_twsk_alloc) echo closer ;;
+	*) echo none ;;
+	esac
+}
+
+# hits_snapshot ARRAY: ARRAY[hook] = calls since the load
+hits_snapshot()
+{
+	local -n _h=$1
+	local name n
+
+	while IFS=$'\t' read -r name n; do
+		_h[$name]=$n
+	done <"$HITS"
+}
+
+# hits_settle: wait (up to 30 s) until no hook has been called for a
+# second: namespaces of earlier scripts, or of the run before, purge their
+# TIME_WAIT sockets (inet_twsk_deschedule_put) when cleanup_net gets to them
+hits_settle()
+{
+	local i prev now
+
+	prev=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
+	for i in $(seq 30); do
+		sleep 1
+		now=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
+		[ "$now" = "$prev" ] && return 0
+		prev=$now
+	done
+	diag "hooks still being called after 30 s"
+}
+
+# one_run CLOSER: N connections, CLOSER closes first
+one_run()
+{
+	local closer=$1 out=$TMPDIR_T/budget.$1 hook d side want
+	local cli_calls=0 srv_calls=0
+	declare -A B A
+
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.5.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		{ check_err 1 "topology setup failed"; return; }
+	server_start "$srv" "$out.server.json" --listen $SRV:$PORT \
+		--count $N --timeout 120 --close-first "$closer" ||
+		{ check_err 1 "server did not start"; return; }
+	hits_settle
+	hits_snapshot B
+	timeout 150 "$TRAFFIC" client --connect $SRV:$PORT --count $N \
+		--close-first "$closer" --netns "$(nspath "$cli")" \
+		--timeout 120 >"$out.client.json"
+	bg_wait "$SERVER_PID"
+	# the last FIN's ACK and the TIME_WAIT sockets settle
+	sleep 1
+	hits_snapshot A
+	cleanup_all_ns
+	check_eq "$closer closes first: connections ok" \
+		"$(json_get "$out.client.json" ok)" $N
+	for hook in "${!A[@]}"; do
+		d=$(( ${A[$hook]} - ${B[$hook]:-0} ))
+		side=$(side_of "$hook")
+		[ "$side" = closer ] && side=$closer
+		case $side in
+		client) want=$N; cli_calls=$((cli_calls + d)) ;;
+		server) want=$N; srv_calls=$((srv_calls + d)) ;;
+		*) want=0 ;;
+		esac
+		check_eq "$closer closes first: $hook calls ($side)" "$d" "$want"
+	done
+	diag "$closer closes first: per connection, client $cli_calls/$N, server $srv_calls/$N calls"
+	check_range "$closer closes first: client calls per connection x$N" \
+		"$cli_calls" 0 $((BUDGET_CLIENT * N))
+	check_range "$closer closes first: server calls per connection x$N" \
+		"$srv_calls" 0 $((BUDGET_SERVER * N))
+}
+
+test_budget()
+{
+	local name="hook budget: one short connection costs client <= $BUDGET_CLIENT, server <= $BUDGET_SERVER hook calls"
+
+	test_begin "$name"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" ||
+		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
+	diag "hooks: $(awk -F'\t' '{ printf "%s=%s ", $1, $2 }' "$TCPTW_PROC/probes")"
+	one_run server
+	one_run client
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	log_test "$name"
+}
+
+ktap_plan 1
+test_budget
+ktap_finish
