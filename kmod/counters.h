@@ -39,6 +39,7 @@ enum tcptw_counter {
 	TCPTW_CONNTRACK_INSERT_FAILED,
 	TCPTW_RST_SENT,
 	TCPTW_RST_RECEIVED,
+	TCPTW_EVENTS_RATE_LIMITED,	/* not a decision: events not recorded */
 	TCPTW_NR_COUNTERS
 };
 

@@ -5,6 +5,8 @@
  * pernet_operations: every netns, including ones created after the load,
  * gets its own counters, event ring and /proc/net/tcptw/.
  */
+#include <linux/jiffies.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/rcupdate.h>
 
@@ -51,8 +53,44 @@ void tcptw_state_reset(struct tcptw_state *st)
 	mutex_unlock(&st->reset_lock);
 }
 
+static unsigned int tcptw_event_rate = 2000;
+module_param_named(event_rate, tcptw_event_rate, uint, 0444);
+MODULE_PARM_DESC(event_rate,
+		 "events recorded per second, CPU, event type and netns (0: all); the rest only counted, in EventsRateLimited");
+
+/*
+ * May this CPU record one more event of @type this second? Per CPU and
+ * type, so that a flood of one kind (SYN cookies, RSTs) neither writes
+ * the ring's shared head from every CPU at its own rate nor pushes the
+ * other kinds out of the ring; the counters stay exact. The fields are
+ * this CPU's only; a handler interrupted by another on the same CPU may
+ * lose one increment of them, which only moves the limit by one.
+ */
+static bool emit_allowed(struct tcptw_state *st, u8 type)
+{
+	unsigned long now = jiffies;
+	unsigned int i;
+
+	if (!tcptw_event_rate || type >= TCPTW_NR_EVENTS)
+		return true;
+	/* unsigned: a zeroed start is long past, whatever INITIAL_JIFFIES */
+	if (now - this_cpu_read(st->pcpu->ev_second) >= HZ) {
+		this_cpu_write(st->pcpu->ev_second, now);
+		for (i = 0; i < TCPTW_NR_EVENTS; i++)
+			this_cpu_write(st->pcpu->ev_count[i], 0);
+	}
+	if (this_cpu_read(st->pcpu->ev_count[type]) >= tcptw_event_rate) {
+		tcptw_inc(st, TCPTW_EVENTS_RATE_LIMITED);
+		return false;
+	}
+	this_cpu_inc(st->pcpu->ev_count[type]);
+	return true;
+}
+
 void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 {
+	if (!st->ring || !emit_allowed(st, ev->type))
+		return;
 	ev->time_ns = ktime_get_real_ns();
 	tcptw_ring_push(st->ring, ev);
 }

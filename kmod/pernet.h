@@ -20,6 +20,10 @@
 
 struct tcptw_pcpu {
 	u64 slot[TCPTW_NR_SLOTS];
+	/* the event rate limit (tcptw_emit()): when its second began... */
+	unsigned long ev_second;
+	/* ...and the events of each type recorded in it */
+	u32 ev_count[TCPTW_NR_EVENTS];
 };
 
 struct tcptw_table;

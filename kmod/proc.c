@@ -47,6 +47,7 @@ const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_CONNTRACK_INSERT_FAILED] = "ConntrackInsertFailed",
 	[TCPTW_RST_SENT] = "RstSent",
 	[TCPTW_RST_RECEIVED] = "RstReceived",
+	[TCPTW_EVENTS_RATE_LIMITED] = "EventsRateLimited",
 };
 
 const char * const tcptw_hist_names[TCPTW_NR_HIST] = {

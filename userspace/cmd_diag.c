@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "counters.h"
 #include "diagnose.h"
 #include "proc.h"
 
@@ -66,6 +67,25 @@ static void print_event(struct out *o, const struct tcptw_event *e)
 }
 
 /*
+ * EventsRateLimited: events the module counted but did not record (over
+ * its event_rate, per CPU and type); false if the counters file has none
+ * (an older module) or cannot be read.
+ */
+static bool events_rate_limited(uint64_t *v)
+{
+	struct ctrset c = { 0 };
+	bool ok = false;
+	char *buf;
+
+	buf = tcptw_read(TCPTW_DIR "/counters", NULL);
+	if (buf && ctr_parse_snmp6(&c, buf, NULL) >= 0)
+		ok = ctrset_get(&c, "EventsRateLimited", v);
+	free(buf);
+	ctrset_free(&c);
+	return ok;
+}
+
+/*
  * events -f: poll the ring twice a second and print what is new, by seq
  * where the module numbers its events; the events the ring overwrote
  * between two reads are counted and reported on stderr (stdout stays
@@ -73,9 +93,10 @@ static void print_event(struct out *o, const struct tcptw_event *e)
  */
 int cmd_events(const struct opts *opt)
 {
+	uint64_t lost, rl0 = 0, rl_prev = 0, rl;
 	struct ev_follow f = { 0 };
 	struct event_list l;
-	uint64_t lost;
+	bool have_rl;
 	struct out o;
 	size_t i;
 	char *buf;
@@ -87,6 +108,8 @@ int cmd_events(const struct opts *opt)
 	install_stop_handlers();
 	out_init(&o, stdout, opt->json);
 	o.pretty = opt->pretty;
+	have_rl = events_rate_limited(&rl0);
+	rl_prev = rl0;
 	do {
 		buf = tcptw_read(TCPTW_DIR "/events", NULL);
 		if (!buf)
@@ -117,10 +140,24 @@ int cmd_events(const struct opts *opt)
 		events_free(&l);
 		if (fflush(stdout) || ferror(stdout))
 			return fail("stdout", errno ? errno : EIO);
+		if (opt->follow && have_rl && events_rate_limited(&rl) &&
+		    rl > rl_prev) {
+			fprintf(stderr, "tcptw: events: %llu not recorded %s\n",
+				(unsigned long long)(rl - rl_prev),
+				"(over the module's event_rate per CPU and type)");
+			rl_prev = rl;
+		}
 	} while (opt->follow && sleep_interruptible(0.5));
 	if (opt->follow && f.by_seq)
 		fprintf(stderr, "tcptw: events: %llu lost in all\n",
 			(unsigned long long)f.lost);
+	if (opt->follow && have_rl && rl_prev > rl0)
+		fprintf(stderr, "tcptw: events: %llu not recorded in all\n",
+			(unsigned long long)(rl_prev - rl0));
+	if (!opt->follow && have_rl && rl0)
+		fprintf(stderr, "tcptw: events: %llu more %s\n",
+			(unsigned long long)rl0,
+			"were counted but not recorded (over the module's event_rate per CPU and type; EventsRateLimited)");
 	return EXIT_OK;
 }
 

@@ -386,6 +386,16 @@ static void test_tables(void **state)
 	assert_int_equal(lines(r.out), 21);
 	assert_json(r.out);
 	done(&r);
+	/* a flood: what the ring holds, and how many the rate limit left out */
+	r = run("synflood_cookies/t1", "events");
+	assert_int_equal(r.rc, 0);
+	assert_int_equal(lines(r.out), 200);
+	assert_non_null(strstr(r.err, "tcptw: events: 4800 more were counted but not recorded"));
+	done(&r);
+	r = run("nat_paws/t1", "events");
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.err, "not recorded"));
+	done(&r);
 	r = run("nat_paws/t1", "peers -j");
 	assert_int_equal(r.rc, 0);
 	assert_json(r.out);

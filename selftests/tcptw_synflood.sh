@@ -1,0 +1,101 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# A SYN flood answered with cookies: the counters stay exact, the events
+# are rate-limited and say how many they left out.
+#
+#   cli 198.18.6.1 --eth0---eth0-- srv 198.18.6.2:8400
+#   raw SYNs (tcptw_flood),         tcp_syncookies=2: every SYN a cookie;
+#   SYN-ACKs dropped by nft          a listener that never accepts
+#
+# tcptw reloaded with event_rate=20 (events per second, CPU and type);
+# FLOOD SYNs as fast as the guest sends them. Asserted: srv
+# ListenSynCookieSent == SyncookiesSent delta (every cookie counted, none
+# twice), the :8400 listeners row's cookie_sent == the same, the
+# listen_syn_cookie events in the ring + EventsRateLimited ==
+# ListenSynCookieSent (the ring, 1024, holds every recorded one at this
+# rate: at most 20 a second per CPU), EventsRateLimited > 0 (the limit
+# worked), `tcptw events` says how many it left out, and the control: the
+# cookies' counters and events are 0 in cli.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nft nstat insmod rmmod
+require_traffic
+require_module
+
+FLOOD=${FLOOD:-3000}
+RATE=20
+SRV=198.18.6.2
+PORT=8400
+FLOOD_BIN=$LIB_DIR/tcptw_flood
+declare -A B A
+
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
+}
+
+test_synflood()
+{
+	local name="synflood: $FLOOD SYNs with cookies: counters exact, events rate-limited and accounted for"
+	local cookies mod row evs rl err
+
+	test_begin "$name"
+	[ -x "$FLOOD_BIN" ] || { skip_test "no $FLOOD_BIN (make -C selftests)"; log_test "$name"; return; }
+	rmmod tcptw && timeout 120 insmod "$TCPTW_KO" event_rate=$RATE ||
+		{ check_err 1 "insmod event_rate=$RATE failed"; restore_module; log_test "$name"; return; }
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.6.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
+	# cli's own stack would answer each SYN-ACK with a RST
+	nsx "$cli" nft -f - <<-EOF
+	table inet f { chain in { type filter hook input priority 0; tcp sport $PORT drop; } }
+	EOF
+	check_err $? "nft ruleset"
+	server_start "$srv" "$TMPDIR_T/srv.json" --listen $SRV:$PORT \
+		--no-accept --timeout 120 ||
+		check_err 1 "server did not start"
+	ns_snapshot "$srv" B s_
+	ns_snapshot "$cli" B c_
+	nsx "$cli" timeout 120 "$FLOOD_BIN" --src 198.18.6.1 \
+		--dst $SRV:$PORT --count "$FLOOD" --seconds 60 >"$TMPDIR_T/flood.json"
+	check_err $? "tcptw_flood failed"
+	sleep 1
+	ns_snapshot "$srv" A s_
+	ns_snapshot "$cli" A c_
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	cookies=$(d s_mib_TcpExtSyncookiesSent)
+	mod=$(d s_tw_ListenSynCookieSent)
+	rl=$(d s_tw_EventsRateLimited)
+	evs=$(events_count "$srv" listen_syn_cookie "dst=$SRV:$PORT")
+	row=$(nsx "$srv" awk -v a=$SRV -v p=$PORT '$1 == a && $2 == p { print $8 }' \
+		"$TCPTW_PROC/listeners")
+	diag "flood: $(cat "$TMPDIR_T/flood.json") | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl"
+	check_gt "srv SyncookiesSent delta" "$cookies" $((FLOOD / 2))
+	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
+	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
+		"${row:-0}" "$cookies"
+	check_eq "srv listen_syn_cookie events + EventsRateLimited == ListenSynCookieSent" \
+		$((evs + rl)) "$mod"
+	check_gt "srv EventsRateLimited delta (the limit worked)" "$rl" 0
+	err=$(ip netns exec "$srv" "$TCPTW_CLI" events 2>&1 >/dev/null)
+	check_eq "tcptw events says how many it left out ($err)" \
+		"$(grep -c "tcptw: events: $rl more were counted but not recorded" <<<"$err")" 1
+	check_eq "cli ListenSynCookieSent (control)" "$(d c_tw_ListenSynCookieSent)" 0
+	check_eq "cli EventsRateLimited (control)" "$(d c_tw_EventsRateLimited)" 0
+	cleanup_all_ns
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	log_test "$name"
+}
+
+ktap_plan 1
+test_synflood
+ktap_finish
