@@ -14,9 +14,12 @@
 # (__inet_hash_connect) once per connection on the client; the SYN
 # (tcp_conn_request) and the ACK completing the handshake (tcp_check_req)
 # once each on the server; one TIME_WAIT socket (inet_twsk_alloc) on the
-# side that closed first; every other hook 0 (no reuse, no RST, no PAWS,
-# no SYN cookie). Then the budget, in calls per connection and side, the
-# same on every kernel (README, "Hooks"): the client 2, the server 3.
+# side that closed first; every other hook fewer than N/10 times (no
+# reuse, no RST, no PAWS, no SYN cookie per connection; the counts are the
+# whole guest's, where a timer of some other socket may fire now and
+# then: 1 of 100 seen on 5.10). Then the budget, in calls per connection
+# and side, the same on every kernel (README, "Hooks"): the client 2, the
+# server 3.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -106,7 +109,11 @@ one_run()
 		case $side in
 		client) want=$N; cli_calls=$((cli_calls + d)) ;;
 		server) want=$N; srv_calls=$((srv_calls + d)) ;;
-		*) want=0 ;;
+		*)
+			check_range "$closer closes first: $hook calls (none per connection)" \
+				"$d" 0 $((N / 10 - 1))
+			continue
+			;;
 		esac
 		check_eq "$closer closes first: $hook calls ($side)" "$d" "$want"
 	done
