@@ -280,18 +280,24 @@ def main():
     ap.add_argument("--json", default=os.path.join(
         REPO, ".cache", "bench-%s.json" % os.uname().release))
     ap.add_argument("--only", default=",".join(WORKLOADS))
+    ap.add_argument("--modes", default=",".join(MODES),
+                    help="a subset of off,tcptw,bpftrace (a dry run: off)")
     a = ap.parse_args()
+    modes = [m for m in a.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES:
+            raise SystemExit(f"unknown mode {m}: {', '.join(MODES)}")
     only = [w for w in a.only.split(",") if w]
     for w in only:
         if w not in WORKLOADS:
             raise SystemExit(f"unknown workload {w}: {', '.join(WORKLOADS)}")
     sh("rmmod tcptw", check=False)
-    sh("modprobe nf_conntrack")
+    sh("modprobe nf_conntrack", check=False)
     res = {w: {m: [] for m in MODES} for w in only}
     started = time.time()
     for r in range(a.rounds):
         # rotate the order each round, so that drift favours no mode
-        order = MODES[r % 3:] + MODES[:r % 3]
+        order = modes[r % len(modes):] + modes[:r % len(modes)]
         for mode in order:
             p = mode_on(mode, a.ko)
             try:
@@ -311,7 +317,7 @@ def main():
         row = {"workload": w}
         cells = []
         for m in MODES:
-            v = res[w][m]
+            v = res[w][m] or [0.0]
             med = statistics.median(v)
             spread = (max(v) - min(v)) / med if med else 0
             row[m] = {"median": round(med, 1), "spread": round(spread, 3),
