@@ -206,7 +206,10 @@ print(len(s), min(x["sockets"]["time_wait"] for x in s),
 	diag "watch: samples, fewest TIME_WAIT, mean period ms, min and max interval ms: $got"
 	set -- $got
 	check_eq "samples" "$1" 6
-	check_gt "TIME_WAIT sockets in every census" "$2" 19900
+	# a census of at least 15000 sockets each time: TIME_WAIT sockets
+	# expire 60 s after their connection, and the 20000 connects alone
+	# take ~40 s on 5.10 under TCG (18124 left at the sixth census once)
+	check_gt "TIME_WAIT sockets in every census" "$2" 14999
 	# wide enough for a starved guest's wake-ups; a sleep after each
 	# sample would make it 1 s plus a census (700 ms here under TCG)
 	check_range "mean period (ms)" "$3" 950 1050
