@@ -45,6 +45,8 @@ struct confirm_ctx {
 	struct tcptw_event ev;
 };
 
+static_assert(sizeof(struct confirm_ctx) <= TCPTW_MAX_CALL_DATA);
+
 /* __nf_conntrack_confirm(skb): NF_DROP means insert_failed was counted */
 static int confirm_entry(void *data, struct pt_regs *regs)
 {

@@ -38,8 +38,11 @@ struct listen_ctx {
 	const struct sock *listener;
 	const struct sk_buff *skb;
 	int cpu;
+	bool fastopen;		/* tcp_check_req() for a Fast Open child */
 	unsigned long mib[3];	/* up to 3 slots, see *_mibs[] */
 };
+
+static_assert(sizeof(struct listen_ctx) <= TCPTW_MAX_CALL_DATA);
 
 static void listen_enter(struct listen_ctx *c, const struct sock *sk,
 			 const struct sk_buff *skb, const int *idx,
@@ -51,6 +54,7 @@ static void listen_enter(struct listen_ctx *c, const struct sock *sk,
 	c->listener = sk;
 	c->skb = skb;
 	c->cpu = smp_processor_id();
+	c->fastopen = false;
 	for (i = 0; i < n; i++)
 		c->mib[i] = tcptw_mib_linux(c->net, c->cpu, idx[i]);
 }
@@ -219,9 +223,15 @@ static int check_req_entry(void *data, struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
+	struct listen_ctx *c = data;
 
-	listen_enter(data, sk, skb, check_req_mibs,
-		     ARRAY_SIZE(check_req_mibs));
+	listen_enter(c, sk, skb, check_req_mibs, ARRAY_SIZE(check_req_mibs));
+	/*
+	 * A Fast Open child (4th argument) has been created already: no
+	 * syn_recv_sock() here, and the call may run in process context,
+	 * where a softirq's overflow on this CPU would land in the delta.
+	 */
+	c->fastopen = !!regs_get_kernel_argument(regs, 3);
 	return 0;
 }
 
@@ -235,7 +245,7 @@ static void check_req_ret(void *data, struct pt_regs *regs)
 	st = tcptw_state(c->net);
 	if (!st)
 		goto out;
-	if (listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
+	if (!c->fastopen && listen_delta(c, LINUX_MIB_LISTENOVERFLOWS, 0))
 		listen_overflow(st, c, false);
 	if (listen_delta(c, LINUX_MIB_PAWSESTABREJECTED, 1)) {
 		tcptw_inc(st, TCPTW_PAWS_SYNRECV_REJECTED);
@@ -355,6 +365,8 @@ struct rst_ctx {
 	unsigned long before;
 };
 
+static_assert(sizeof(struct rst_ctx) <= TCPTW_MAX_CALL_DATA);
+
 /*
  * The netns of a RST in reply to @skb, and its event in @ev (src = this
  * host, dst = the segment's source); NULL if the kernel sends none: it
@@ -412,7 +424,8 @@ void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 	struct tcptw_event ev;
 	struct net *net;
 
-	if (sk && tcptw_compat_rst_is_paws(reason))
+	if (sk && tcptw_compat_rst_is_paws(reason) &&
+	    READ_ONCE(sk->sk_state) == TCP_SYN_SENT)
 		count_paws_active(sk);
 	net = rst_reply(sk, skb, reason, &ev);
 	if (net)

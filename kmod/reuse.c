@@ -38,6 +38,8 @@ struct reuse_ctx {
 	u8 reason;		/* enum tcptw_reuse_reason predicted */
 };
 
+static_assert(sizeof(struct reuse_ctx) <= TCPTW_MAX_CALL_DATA);
+
 static bool tw_is_loopback(const struct inet_timewait_sock *tw)
 {
 	if (tw->tw_bound_dev_if == LOOPBACK_IFINDEX)
@@ -142,6 +144,8 @@ struct hash_connect_ctx {
 	struct tcptw_event ev;	/* src = local, dst = remote */
 	bool bound;
 };
+
+static_assert(sizeof(struct hash_connect_ctx) <= TCPTW_MAX_CALL_DATA);
 
 /* __inet_hash_connect(death_row, sk, ...): @sk is the second argument */
 static int hash_connect_entry(void *data, struct pt_regs *regs)

@@ -39,6 +39,8 @@ struct tw_seg {
 	bool paws;	/* the kernel's own tcp_paws_reject() verdict */
 };
 
+static_assert(sizeof(struct tw_seg) <= TCPTW_MAX_CALL_DATA);
+
 /* The segment whose RST tcp_timewait_state_process() is handling here. */
 static DEFINE_PER_CPU(struct tw_seg *, tw_rst_seg);
 
@@ -252,6 +254,8 @@ struct tw_alloc {
 	struct net *net;
 	struct tcptw_tuple t;
 };
+
+static_assert(sizeof(struct tw_alloc) <= TCPTW_MAX_CALL_DATA);
 
 static int tw_alloc_entry(void *data, struct pt_regs *regs)
 {

@@ -34,6 +34,17 @@ struct tcptw_hook {
 };
 #endif
 
+/*
+ * The most per-call data (struct tcptw_probe.data_size) a hook may ask
+ * for: v6.14's fprobes keep it on the function graph tracer's stack and
+ * refuse more (the feature files static_assert their sizes).
+ */
+#ifdef MAX_FPROBE_DATA_SIZE
+#define TCPTW_MAX_CALL_DATA	MAX_FPROBE_DATA_SIZE
+#else
+#define TCPTW_MAX_CALL_DATA	512
+#endif
+
 struct tcptw_probe;
 
 /* room to detach @n hooks at once at unload; allocated at load */

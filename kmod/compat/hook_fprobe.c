@@ -12,37 +12,14 @@
 #include <linux/kernel.h>
 #include <linux/fprobe.h>
 #include <linux/kprobes.h>
+#include <linux/rcupdate.h>
 #include <linux/string.h>
 
 #include "probes.h"
 
-#ifdef TCPTW_HAVE_FPROBE_FREGS
-/*
- * v6.14 moved fprobes onto the function graph tracer, whose handlers get
- * ftrace_regs: where these hold a pt_regs (x86), that one, with the
- * argument registers and, at return, the return value.
- */
-#define TCPTW_FREGS struct ftrace_regs
-
-static struct pt_regs *hook_regs(struct ftrace_regs *fregs,
-				 struct pt_regs *tmp)
-{
-	return ftrace_partial_regs(fregs, tmp);
-}
-#else
-#define TCPTW_FREGS struct pt_regs
-
-static struct pt_regs *hook_regs(struct pt_regs *regs, struct pt_regs *tmp)
-{
-	return regs;
-}
-#endif
-
-static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
-		    TCPTW_FREGS *fregs, void *data)
+static int hook_entry(struct fprobe *fp, struct pt_regs *regs, void *data)
 {
 	struct tcptw_probe *p = container_of(fp, struct tcptw_probe, hook.fp);
-	struct pt_regs tmp, *regs = hook_regs(fregs, &tmp);
 
 	tcptw_probe_hit(p);
 	if (p->kind == TCPTW_ENTRY) {
@@ -52,14 +29,47 @@ static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 	return p->call(data, regs);
 }
 
-static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
-		    TCPTW_FREGS *fregs, void *data)
+static void hook_exit(struct fprobe *fp, struct pt_regs *regs, void *data)
 {
-	struct tcptw_probe *p = container_of(fp, struct tcptw_probe, hook.fp);
-	struct pt_regs tmp, *regs = hook_regs(fregs, &tmp);
-
-	p->ret(data, regs);
+	container_of(fp, struct tcptw_probe, hook.fp)->ret(data, regs);
 }
+
+#ifdef TCPTW_HAVE_FPROBE_FREGS
+/*
+ * v6.14 moved fprobes onto the function graph tracer, whose handlers get
+ * ftrace_regs: where these hold a pt_regs (x86), that one, with the
+ * argument registers and, at return, the return value; else a copy in
+ * @tmp, declared only here, since a kernel that zeroes every stack
+ * variable (INIT_STACK_ALL_ZERO) would clear it on every call.
+ */
+static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct ftrace_regs *fregs, void *data)
+{
+	struct pt_regs tmp;
+
+	return hook_entry(fp, ftrace_partial_regs(fregs, &tmp), data);
+}
+
+static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct ftrace_regs *fregs, void *data)
+{
+	struct pt_regs tmp;
+
+	hook_exit(fp, ftrace_partial_regs(fregs, &tmp), data);
+}
+#else
+static int fp_entry(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct pt_regs *regs, void *data)
+{
+	return hook_entry(fp, regs, data);
+}
+
+static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
+		    struct pt_regs *regs, void *data)
+{
+	hook_exit(fp, regs, data);
+}
+#endif
 
 int tcptw_hooks_init(unsigned int n)
 {
@@ -124,9 +134,18 @@ void tcptw_hook_detach(struct tcptw_probe *p, bool batch)
 
 void tcptw_hooks_detach_batch(void)
 {
+#ifdef TCPTW_HAVE_FPROBE_FREGS
+	/*
+	 * Before the upstream fix that made it wait, unregister_fprobe() on
+	 * the function graph tracer returned while a handler could still be
+	 * running; one grace period here covers those kernels at unload
+	 * (handlers run with preemption disabled).
+	 */
+	synchronize_rcu();
+#endif
 }
 
-/* recursion within one context, and (before v6.14) an exhausted pool */
+/* before v6.14: recursion within one context, or an exhausted pool */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
 	/* fprobe's handler counts it without a lock */

@@ -33,19 +33,24 @@ static int kp_pre(struct kprobe *kp, struct pt_regs *regs)
 
 static int krp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct tcptw_probe *p = container_of(ri_kretprobe(ri),
-					     struct tcptw_probe, hook.krp);
+	struct kretprobe *rp = ri_kretprobe(ri);
+	struct tcptw_probe *p;
 
+	/* 5.11-5.19 without rethook clear it while unregistering */
+	if (!rp)
+		return 1;
+	p = container_of(rp, struct tcptw_probe, hook.krp);
 	tcptw_probe_hit(p);
 	return p->call((void *)ri->data, regs);
 }
 
 static int krp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct tcptw_probe *p = container_of(ri_kretprobe(ri),
-					     struct tcptw_probe, hook.krp);
+	struct kretprobe *rp = ri_kretprobe(ri);
 
-	p->ret((void *)ri->data, regs);
+	if (rp)
+		container_of(rp, struct tcptw_probe, hook.krp)->ret((void *)ri->data,
+								    regs);
 	return 0;
 }
 
