@@ -85,8 +85,8 @@ def ns_up(nat=False):
     sh(f"ip -n {CLI} route add default via 198.18.9.254")
     sh(f"ip -n {SRV} route add default via 198.18.10.254")
     nsx(NAT, "sysctl -qw net.ipv4.ip_forward=1")
-    nft = ("table ip bench { chain post { type nat hook postrouting "
-           "priority 100; oifname \"n1\" masquerade; } }")
+    nft = ("table ip bench {\n chain post {\n type nat hook postrouting "
+           "priority 100;\n oifname \"n1\" masquerade\n }\n}\n")
     subprocess.run(["ip", "netns", "exec", NAT, "nft", "-f", "-"],
                    input=nft, text=True, check=True)
     return "198.18.10.2"
@@ -169,8 +169,9 @@ def flood(addr, port, counter, seconds=4):
     """raw SYNs from cli for `seconds`: srv's `counter` per second"""
     # cli's own stack would answer the SYN-ACKs and RSTs: drop them
     subprocess.run(["ip", "netns", "exec", CLI, "nft", "-f", "-"], text=True,
-                   check=True, input="table inet f { chain in { type filter "
-                   "hook input priority 0; tcp sport %d drop; } }" % port)
+                   check=True, input="table inet f {\n chain in {\n type "
+                   "filter hook input priority 0;\n tcp sport %d drop\n }\n}\n"
+                   % port)
     before = nstat(SRV, [counter])[counter]
     t0 = time.monotonic()
     nsx(CLI, f"timeout 60 {FLOOD} --src 198.18.9.1 --dst {addr}:{port} "

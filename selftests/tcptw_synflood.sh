@@ -55,7 +55,12 @@ test_synflood()
 	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
 	# cli's own stack would answer each SYN-ACK with a RST
 	nsx "$cli" nft -f - <<-EOF
-	table inet f { chain in { type filter hook input priority 0; tcp sport $PORT drop; } }
+	table inet f {
+		chain in {
+			type filter hook input priority 0;
+			tcp sport $PORT drop
+		}
+	}
 	EOF
 	check_err $? "nft ruleset"
 	server_start "$srv" "$TMPDIR_T/srv.json" --listen $SRV:$PORT \
