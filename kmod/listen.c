@@ -29,14 +29,14 @@
 #include "compat/tp_tcp.h"
 
 /*
- * What a listener hook saw at entry. The segment and the listener are
- * still there at return (the caller holds both), so the event is made
- * only for a call that decided something.
+ * What a listener hook saw at entry. The segment's 4-tuple is copied
+ * there: cookie_v{4,6}_check() free the segment they refuse (since 6.8),
+ * so a return handler must not read it.
  */
 struct listen_ctx {
 	struct net *net;
 	const struct sock *listener;
-	const struct sk_buff *skb;
+	struct tcptw_tuple t;		/* src = peer, dst = listener */
 	int cpu;
 	bool fastopen;		/* tcp_check_req() for a Fast Open child */
 	unsigned long mib[3];	/* up to 3 slots, see *_mibs[] */
@@ -52,19 +52,19 @@ static void listen_enter(struct listen_ctx *c, const struct sock *sk,
 
 	c->net = sock_net(sk);
 	c->listener = sk;
-	c->skb = skb;
+	tcptw_tuple_from_skb(&c->t, skb);
 	c->cpu = smp_processor_id();
 	c->fastopen = false;
 	for (i = 0; i < n; i++)
 		c->mib[i] = tcptw_mib_linux(c->net, c->cpu, idx[i]);
 }
 
-/* the event of @c's segment: src = peer, dst = listener */
+/* the event of @c's segment */
 static void listen_event(const struct listen_ctx *c, struct tcptw_event *ev,
 			 u8 type, u8 reason)
 {
 	memset(ev, 0, sizeof(*ev));
-	tcptw_tuple_from_skb(&ev->t, c->skb);
+	ev->t = c->t;
 	ev->age_ms = -1;
 	ev->type = type;
 	ev->reason = reason;
