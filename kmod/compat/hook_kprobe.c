@@ -11,15 +11,20 @@
 
 #include "probes.h"
 
-/* the kretprobe of an instance */
-static struct kretprobe *ri_kretprobe(struct kretprobe_instance *ri)
+/*
+ * The probe of a kretprobe instance; NULL where the kernel cleared the
+ * instance's kretprobe while unregistering it (5.11-5.19 without rethook).
+ */
+static struct tcptw_probe *ri_probe(struct kretprobe_instance *ri)
 {
 #ifdef TCPTW_HAVE_GET_KRETPROBE
-	return get_kretprobe(ri);
+	struct kretprobe *rp = get_kretprobe(ri);
 #else
 	/* 5.10: before get_kretprobe() */
-	return ri->rp;
+	struct kretprobe *rp = ri->rp;
 #endif
+
+	return rp ? container_of(rp, struct tcptw_probe, hook.krp) : NULL;
 }
 
 static int kp_pre(struct kprobe *kp, struct pt_regs *regs)
@@ -33,24 +38,20 @@ static int kp_pre(struct kprobe *kp, struct pt_regs *regs)
 
 static int krp_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kretprobe *rp = ri_kretprobe(ri);
-	struct tcptw_probe *p;
+	struct tcptw_probe *p = ri_probe(ri);
 
-	/* 5.11-5.19 without rethook clear it while unregistering */
-	if (!rp)
+	if (!p)
 		return 1;
-	p = container_of(rp, struct tcptw_probe, hook.krp);
 	tcptw_probe_hit(p);
 	return p->call((void *)ri->data, regs);
 }
 
 static int krp_ret(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	struct kretprobe *rp = ri_kretprobe(ri);
+	struct tcptw_probe *p = ri_probe(ri);
 
-	if (rp)
-		container_of(rp, struct tcptw_probe, hook.krp)->ret((void *)ri->data,
-								    regs);
+	if (p)
+		p->ret((void *)ri->data, regs);
 	return 0;
 }
 
