@@ -39,6 +39,18 @@
 #       echoes it (good), or whose ACK number is 1000 too far and TSecr
 #       as bad (badack: refused for its ACK, before PAWS is looked at);
 #       counts the RSTs the client sends back.
+#   backlog-rst PORT N HOLD_MS send|nosend [ADDR]
+#       over lo (ADDR: 127.0.0.1 or ::1), N times: a connection whose client has 10 unread bytes
+#       shuts down both ways (FIN-WAIT, receive side shut), then blocks in
+#       recv() copying them into a page of a userfaultfd region: tcp_recvmsg
+#       holds the socket lock while the copy waits for the page. The server
+#       then sends 100 bytes (send: data after a receive shutdown, RFC 1122
+#       wants a RST; nosend: the control, nothing), which lands in the
+#       client's backlog; after HOLD_MS the page is supplied, recv()
+#       returns, release_sock() processes the backlog in process context
+#       and the client's stack sends that RST. Reports OutRsts before and
+#       after the hold ("held": RSTs that waited for the release), and the
+#       resets the server saw.
 
 import errno
 import json
@@ -314,6 +326,113 @@ def paws_active(iface, dport, k, timeout, kind, stopfile=None):
          "syns": state["syns"]})
 
 
+def out_rsts():
+    with open("/proc/net/snmp") as f:
+        rows = [l.split() for l in f if l.startswith("Tcp:")]
+    return int(rows[1][rows[0].index("OutRsts")])
+
+
+class Uffd:
+    """A userfaultfd region of npages anonymous pages (x86-64 numbers)."""
+    API, REGISTER, ZEROPAGE = 0x3F, 0x00, 0x04
+
+    @staticmethod
+    def _iowr(nr, size):
+        return (3 << 30) | (size << 16) | (0xAA << 8) | nr
+
+    def __init__(self, npages):
+        import ctypes
+        import fcntl
+        import mmap
+        import struct
+        self.ioctl, self.pack = fcntl.ioctl, struct.pack
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = libc.syscall(323, os.O_CLOEXEC | os.O_NONBLOCK)
+        if self.fd < 0:
+            raise SystemExit("userfaultfd: " +
+                             os.strerror(ctypes.get_errno()))
+        self.page = mmap.PAGESIZE
+        self.mm = mmap.mmap(-1, npages * self.page,
+                            mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        self.base = ctypes.addressof(ctypes.c_char.from_buffer(self.mm))
+        fcntl.ioctl(self.fd, self._iowr(self.API, 24),
+                    bytearray(struct.pack("QQQ", 0xAA, 0, 0)))
+        fcntl.ioctl(self.fd, self._iowr(self.REGISTER, 32),
+                    bytearray(struct.pack("QQQQ", self.base,
+                                          npages * self.page, 1, 0)))
+
+    def view(self, i, n):
+        return memoryview(self.mm)[i * self.page:i * self.page + n]
+
+    def wait_fault(self, timeout):
+        """The address of the next fault, or None after timeout."""
+        import struct
+        r, _, _ = select.select([self.fd], [], [], timeout)
+        if not r:
+            return None
+        msg = os.read(self.fd, 32)
+        event, = struct.unpack_from("B", msg, 0)
+        addr, = struct.unpack_from("Q", msg, 16)
+        return addr if event == 0x12 else None
+
+    def supply(self, i):
+        self.ioctl(self.fd, self._iowr(self.ZEROPAGE, 32),
+                   bytearray(self.pack("QQQq", self.base + i * self.page,
+                                       self.page, 0, 0)))
+
+
+def backlog_rst(port, n, hold_ms, send, addr):
+    uf = Uffd(n)
+    ls = socket.socket(socket.AF_INET6 if ":" in addr else socket.AF_INET)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((addr, port))
+    ls.listen(8)
+    ls.settimeout(10)
+    res = {"n": n, "held": 0, "rsts": 0, "resets_seen": 0, "faults": 0,
+           "copied": 0}
+    for i in range(n):
+        c = socket.create_connection((addr, port), timeout=10)
+        s, _ = ls.accept()
+        s.settimeout(10)
+        for x in (c, s):
+            x.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        s.sendall(b"x" * 10)
+        end = time.monotonic() + 10
+        while time.monotonic() < end and \
+                not select.select([c], [], [], 0.05)[0]:
+            pass
+        c.shutdown(socket.SHUT_RDWR)
+        if s.recv(100) != b"":
+            raise SystemExit("server: data instead of the client's FIN")
+        got = []
+        t = threading.Thread(target=lambda: got.append(
+            c.recv_into(uf.view(i, 10), 10)))
+        t.start()
+        if uf.wait_fault(10) is None:
+            raise SystemExit("recv() did not fault on its page in 10 s")
+        res["faults"] += 1
+        before = out_rsts()
+        if send:
+            s.sendall(b"y" * 100)
+        time.sleep(hold_ms / 1000.0)
+        if out_rsts() == before:
+            res["held"] += 1
+        uf.supply(i)
+        t.join(10)
+        if t.is_alive():
+            raise SystemExit("recv() still blocked after its page came")
+        res["copied"] += got[0] if got else 0
+        time.sleep(0.05)
+        res["rsts"] += out_rsts() - before
+        # the server's socket, in CLOSE-WAIT since the client's FIN, is
+        # closed by the RST (tcpi_state 7, TCP_CLOSE)
+        if s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] == 7:
+            res["resets_seen"] += 1
+        c.close()
+        s.close()
+    out(res)
+
+
 def main(a):
     if not a:
         raise SystemExit(__doc__)
@@ -333,6 +452,9 @@ def main(a):
     elif m == "paws-active":
         paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5],
                     a[6] if len(a) > 6 else None)
+    elif m == "backlog-rst":
+        backlog_rst(int(a[1]), int(a[2]), int(a[3]), a[4] == "send",
+                    a[5] if len(a) > 5 else "127.0.0.1")
     else:
         raise SystemExit("unknown mode " + m)
 

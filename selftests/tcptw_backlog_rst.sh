@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# RSTs sent from a socket's backlog, in process context:
+#
+#   box (lo 127.0.0.1:8500 or [::1]:8500): a client and a server, one
+#   process (tcptw_sock.py backlog-rst)
+#
+# The client holds 10 unread bytes, shuts down both ways and blocks in
+# recv() copying them into a userfaultfd page: tcp_recvmsg() owns the
+# socket lock while the copy waits. The server's next 100 bytes therefore
+# go to the client's backlog; the test checks that no RST left while the
+# lock was held, then supplies the page: release_sock() runs the backlog in
+# the recv() caller's process context, FIN-WAIT with the receive side shut
+# gets data, and tcp_v{4,6}_send_reset() answers it with a RST (RFC 1122). No
+# module knob is needed: the lock is held by the kernel's own code.
+#
+# Asserted, N connections: every recv() faulted and every RST waited for
+# the release (held == N), OutRsts delta == TCPAbortOnData delta == N ==
+# the server sockets the RSTs closed, and tcptw's RstSent == OutRsts
+# delta (5.10, 6.1: the OutRsts slot of the CPU around tcp_v{4,6}_send_reset;
+# 6.12, 7.2: the tcp_send_reset tracepoint). Control: the same holds with
+# no data after the shutdown: no RST, RstSent 0.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nstat
+require_module
+PY=/usr/bin/python3
+[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+
+N=20
+HOLD_MS=200
+PORT=8500
+
+test_backlog()
+{
+	local kind=$1 addr=$2 name want res
+	declare -A B A
+
+	res=$TMPDIR_T/backlog-$kind-${addr//:/_}.json
+	if [ "$kind" = send ]; then
+		name="backlog rst: $N RSTs to $addr sent by release_sock() in process context, each counted"
+		want=$N
+	else
+		name="backlog rst: control, the same lock holds with no data: no RST, none counted"
+		want=0
+	fi
+	test_begin "$name"
+	setup_ns box || { check_err 1 "setup_ns failed"; log_test "$name"; return; }
+	ns_snapshot "$box" B b_
+	timeout $((120 * ${TCPTW_TIMEOUT_MULT:-1})) ip netns exec "$box" \
+		"$PY" "$LIB_DIR/tcptw_sock.py" backlog-rst $PORT $N $HOLD_MS \
+		"$kind" "$addr" >"$res"
+	check_err $? "backlog-rst helper failed"
+	ns_snapshot "$box" A b_
+	diag "helper: $(cat "$res")"
+	check_eq "recv() faulted with the socket lock held" \
+		"$(json_get "$res" faults)" $N
+	check_eq "no RST left while the lock was held" "$(json_get "$res" held)" $N
+	check_eq "RSTs after the release (OutRsts)" "$(json_get "$res" rsts)" "$want"
+	check_eq "server sockets closed by a RST" \
+		"$(json_get "$res" resets_seen)" "$want"
+	check_eq "OutRsts delta" \
+		$(( ${A[b_mib_TcpOutRsts]:-0} - ${B[b_mib_TcpOutRsts]:-0} )) "$want"
+	check_eq "TCPAbortOnData delta" \
+		$(( ${A[b_mib_TcpExtTCPAbortOnData]:-0} - ${B[b_mib_TcpExtTCPAbortOnData]:-0} )) "$want"
+	check_mod_eq "RstSent == OutRsts delta" \
+		$(( ${A[b_tw_RstSent]:-0} - ${B[b_tw_RstSent]:-0} )) \
+		$(( ${A[b_mib_TcpOutRsts]:-0} - ${B[b_mib_TcpOutRsts]:-0} ))
+	log_test "$name"
+	cleanup_ns "$box"
+}
+
+ktap_plan 3
+test_backlog send 127.0.0.1
+test_backlog send ::1
+test_backlog nosend 127.0.0.1
+ktap_finish
