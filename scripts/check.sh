@@ -11,7 +11,8 @@
 #      split over VM_PARTS guests (default 2) and VM_JOBS (default 2)
 #      guests run side by side.
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
-#   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
+#   4. meanwhile: scripts/style.sh, scripts/test-alerts.sh and
+#      scripts/cli-scale.sh (TAP)
 #   5. each kernel's results, in the order given.
 #   6. the Debian packages (scripts/deb-test.sh, started after step 2, in
 #      the background): make deb, install in a clean chroot of 6.1's and
@@ -256,6 +257,10 @@ run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
 end
 begin alerts
 run_tap "scripts/test-alerts.sh" "$LOGS/alerts.log" scripts/test-alerts.sh
+end
+# the CLI with 100,000 sockets on this host (census time, watch period)
+begin "cli at scale"
+run_tap "scripts/cli-scale.sh" "$LOGS/cli-scale.log" scripts/cli-scale.sh
 end
 
 # 5. each kernel's results, in the order given
