@@ -6,7 +6,7 @@
  * buckets of TABLE_WAYS rows; an endpoint hashes to one bucket. Counting
  * for an endpoint that has a row takes no lock: compare TABLE_WAYS keys
  * (each checked against its row's sequence number, odd while the key is
- * being rewritten), then one atomic increment and a few stamps. Only an
+ * being rewritten), then a count on this CPU (below). Only an
  * endpoint without a row takes the bucket's spinlock (interrupts off:
  * probes run in BH and process context) to take over a free row or the
  * least recently updated one. Nothing is allocated after the table is
@@ -15,11 +15,24 @@
  * The one inexact case: an increment racing with the takeover of its own
  * row (the bucket's least recently updated one, taken for a new endpoint
  * at that moment) may be counted for the new endpoint.
+ *
+ * Floods hit one row from every CPU (a SYN flood at one listener, PAWS
+ * rejects from one NAT address), so a row's cache line must not take a
+ * write per event. Each CPU keeps its latest row's counts aside (struct
+ * table_pending: which row, at which sequence number, which column, how
+ * many) and adds them to the row when the row or the column changes, at
+ * most every jiffy, or after TABLE_BATCH counts. Readers add every CPU's
+ * pending counts of the row they copy, so the files are exact once the
+ * counting stops; while it runs, a row read during a CPU's flush may show
+ * that CPU's batch twice or not at all, for that one read. Pending counts
+ * of a row since taken over or reset (its sequence number moved on) are
+ * dropped with the row's own.
  */
 #include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
+#include <linux/percpu.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
@@ -29,6 +42,8 @@
 #include "mem.h"
 
 #define TABLE_WAYS 8U
+/* counts a CPU keeps aside before it writes them to their row */
+#define TABLE_BATCH 1024U
 
 struct table_row {
 	u32 seq;		/* odd while the key is rewritten (under lock) */
@@ -40,6 +55,16 @@ struct table_row {
 	unsigned long col_last[TCPTW_TABLE_COLS];	/* 0: never moved */
 	atomic64_t cnt[TCPTW_TABLE_COLS];
 	u32 gauge[2];
+};
+
+/* per CPU: counts of one row and column not yet added to the row */
+struct table_pending {
+	struct table_row *row;	/* NULL: nothing pending */
+	u32 seq;		/* the row's seq when they were counted */
+	u16 col;
+	u16 n;
+	unsigned long since;	/* jiffies of the batch's counts */
+	u32 gauge[2];		/* the latest values given with them */
 };
 
 struct table_bucket {
@@ -56,6 +81,8 @@ struct tcptw_table {
 	 */
 	u32 seed;
 	size_t bytes;		/* as allocated (mem.c) */
+	/* NULL if its allocation failed: then every count goes to its row */
+	struct table_pending __percpu *pending;
 	struct table_bucket b[];
 };
 
@@ -74,6 +101,9 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 	tbl->nbuckets = n;
 	tbl->seed = get_random_u32();
 	tbl->bytes = bytes;
+	/* 32 bytes per CPU, charged; optional, and not in the budget */
+	tbl->pending = alloc_percpu_gfp(struct table_pending,
+					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	for (i = 0; i < n; i++)
 		spin_lock_init(&tbl->b[i].lock);
 	return tbl;
@@ -81,8 +111,10 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 
 void tcptw_table_free(struct tcptw_table *tbl)
 {
-	if (tbl)
-		tcptw_mem_free(tbl, tbl->bytes);
+	if (!tbl)
+		return;
+	free_percpu(tbl->pending);
+	tcptw_mem_free(tbl, tbl->bytes);
 }
 
 unsigned int tcptw_table_rows(const struct tcptw_table *tbl)
@@ -90,6 +122,7 @@ unsigned int tcptw_table_rows(const struct tcptw_table *tbl)
 	return tbl ? tbl->nbuckets * TABLE_WAYS : 0;
 }
 
+/* the rows' bytes (the budget's share; the per-CPU part is not in it) */
 size_t tcptw_table_bytes(const struct tcptw_table *tbl)
 {
 	return tbl ? tbl->bytes : 0;
@@ -159,9 +192,12 @@ static bool row_matches(const struct table_row *r, const struct table_key *k)
 	return !data_race(memcmp(&r->addr, &k->addr, sizeof(k->addr)));
 }
 
-/* The row of @k in @b, without the lock; NULL if none (or being rewritten). */
+/*
+ * The row of @k in @b, without the lock, and its sequence number in
+ * *@seqp; NULL if none (or being rewritten).
+ */
 static struct table_row *row_find(struct table_bucket *b,
-				  const struct table_key *k)
+				  const struct table_key *k, u32 *seqp)
 {
 	struct table_row *r;
 	unsigned int i;
@@ -175,21 +211,64 @@ static struct table_row *row_find(struct table_bucket *b,
 			continue;
 		/* the key was read whole: no rewrite began meanwhile */
 		smp_rmb();
-		if (READ_ONCE(r->seq) == seq)
+		if (READ_ONCE(r->seq) == seq) {
+			*seqp = seq;
 			return r;
+		}
 	}
 	return NULL;
 }
 
-static void row_count(struct table_row *r, unsigned int col,
+static void row_count(struct table_row *r, unsigned int col, unsigned int n,
 		      unsigned long now, u32 g0, u32 g1)
 {
-	atomic64_inc(&r->cnt[col]);
+	atomic64_add(n, &r->cnt[col]);
 	/* 0 means "never": keep a moved column's stamp non-zero */
 	WRITE_ONCE(r->col_last[col], now ?: 1);
 	WRITE_ONCE(r->last, now);
 	WRITE_ONCE(r->gauge[0], g0);
 	WRITE_ONCE(r->gauge[1], g1);
+}
+
+/* add @p's counts to their row, unless the row has changed hands since */
+static void pending_flush(struct table_pending *p)
+{
+	struct table_row *r = p->row;
+
+	if (r && p->n && READ_ONCE(r->seq) == p->seq)
+		row_count(r, p->col, p->n, p->since, p->gauge[0], p->gauge[1]);
+	WRITE_ONCE(p->n, 0);
+	WRITE_ONCE(p->row, NULL);
+}
+
+/* count @col of @r (found at @seq) on this CPU, aside while it stays hot */
+static void table_count(struct tcptw_table *tbl, struct table_row *r,
+			u32 seq, unsigned int col, unsigned long now,
+			u32 g0, u32 g1)
+{
+	struct table_pending *p;
+	unsigned long flags;
+
+	if (!tbl->pending) {
+		row_count(r, col, 1, now, g0, g1);
+		return;
+	}
+	/* hooks run in task and BH context: one writer per CPU at a time */
+	local_irq_save(flags);
+	p = this_cpu_ptr(tbl->pending);
+	if (p->row != r || p->seq != seq || p->col != col ||
+	    p->since != now || p->n >= TABLE_BATCH) {
+		pending_flush(p);
+		WRITE_ONCE(p->seq, seq);
+		WRITE_ONCE(p->col, col);
+		WRITE_ONCE(p->since, now);
+		/* the row last: a reader matching it sees the rest */
+		smp_store_release(&p->row, r);
+	}
+	WRITE_ONCE(p->gauge[0], g0);
+	WRITE_ONCE(p->gauge[1], g1);
+	WRITE_ONCE(p->n, p->n + 1);
+	local_irq_restore(flags);
 }
 
 void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
@@ -201,6 +280,7 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	struct table_bucket *b;
 	unsigned long flags;
 	unsigned int i;
+	u32 seq;
 
 	if (!tbl)
 		return;		/* no table in this netns (status file) */
@@ -209,9 +289,9 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	memcpy(&key.addr, addr, family == AF_INET6 ? 16 : 4);
 	b = &tbl->b[jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1)];
 
-	r = row_find(b, &key);
+	r = row_find(b, &key, &seq);
 	if (r) {
-		row_count(r, col, now, g0, g1);
+		table_count(tbl, r, seq, col, now, g0, g1);
 		return;
 	}
 
@@ -237,8 +317,43 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	WRITE_ONCE(r->used, true);
 	row_rewrite_end(r);
 found:
-	row_count(r, col, now, g0, g1);
+	/* a row's first count is its own: it stamps the row at once */
+	row_count(r, col, 1, now, g0, g1);
 	spin_unlock_irqrestore(&b->lock, flags);
+}
+
+/* add the counts every CPU keeps aside for @r (at seq @seq) to @out */
+static void row_add_pending(struct tcptw_row *out,
+			    const struct tcptw_table *tbl,
+			    const struct table_row *r, u32 seq)
+{
+	const struct table_pending *p;
+	unsigned long since;
+	unsigned int cpu, col, n;
+
+	if (!tbl->pending)
+		return;
+	for_each_possible_cpu(cpu) {
+		p = per_cpu_ptr(tbl->pending, cpu);
+		/* pairs with the release in table_count() */
+		if (smp_load_acquire(&p->row) != r ||
+		    READ_ONCE(p->seq) != seq)
+			continue;
+		col = READ_ONCE(p->col);
+		n = READ_ONCE(p->n);
+		since = READ_ONCE(p->since);
+		if (!n || col >= TCPTW_TABLE_COLS)
+			continue;
+		out->cnt[col] += n;
+		if (!out->col_last[col] ||
+		    time_after(since, out->col_last[col]))
+			out->col_last[col] = since ?: 1;
+		if (time_after(since, out->last)) {
+			out->last = since;
+			out->gauge[0] = READ_ONCE(p->gauge[0]);
+			out->gauge[1] = READ_ONCE(p->gauge[1]);
+		}
+	}
 }
 
 /* a copy of @r for the formatters (counters and stamps may move during it) */
@@ -268,6 +383,7 @@ void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 	struct tcptw_row copy;
 	unsigned long flags;
 	unsigned int i, j;
+	u32 rseq;
 
 	for (i = 0; tbl && i < tbl->nbuckets; i++) {
 		b = &tbl->b[i];
@@ -275,7 +391,10 @@ void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 			/* the lock keeps the key whole while it is copied */
 			spin_lock_irqsave(&b->lock, flags);
 			row_copy(&copy, &b->row[j]);
+			rseq = b->row[j].seq;
 			spin_unlock_irqrestore(&b->lock, flags);
+			if (copy.used)
+				row_add_pending(&copy, tbl, &b->row[j], rseq);
 			if (copy.used)
 				show(seq, &copy);
 		}

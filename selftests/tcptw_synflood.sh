@@ -10,7 +10,8 @@
 #   SYN-ACKs dropped by nft          a listener that never accepts
 #
 # tcptw reloaded with event_rate=20 (events per second, CPU and type);
-# FLOOD SYNs as fast as the guest sends them. Asserted: srv
+# FLOOD SYNs as fast as the guest sends them, from one sender pinned to
+# each CPU (up to 4), so that every CPU counts for the one listener row. Asserted: srv
 # ListenSynCookieSent == SyncookiesSent delta (every cookie counted, none
 # twice), the :8400 listeners row's cookie_sent == the same, the
 # listen_syn_cookie events in the ring + EventsRateLimited ==
@@ -41,7 +42,7 @@ d()
 test_synflood()
 {
 	local name="synflood: $FLOOD SYNs with cookies: counters exact, events rate-limited and accounted for"
-	local cookies mod row evs rl err
+	local cookies mod row evs rl err ncpu i p pids=()
 
 	test_begin "$name"
 	[ -x "$FLOOD_BIN" ] || { skip_test "no $FLOOD_BIN (make -C selftests)"; log_test "$name"; return; }
@@ -68,9 +69,21 @@ test_synflood()
 		check_err 1 "server did not start"
 	ns_snapshot "$srv" B s_
 	ns_snapshot "$cli" B c_
-	nsx "$cli" timeout 120 "$FLOOD_BIN" --src 198.18.6.1 \
-		--dst $SRV:$PORT --count "$FLOOD" --seconds 60 >"$TMPDIR_T/flood.json"
-	check_err $? "tcptw_flood failed"
+	# one sender per CPU (veth delivers on the sender's CPU): every CPU
+	# counts cookies for the one listener row, each keeping its own
+	# pending counts, which the listeners file must add up
+	ncpu=$(nproc)
+	[ "$ncpu" -le 4 ] || ncpu=4
+	for ((i = 0; i < ncpu; i++)); do
+		nsx "$cli" timeout 120 taskset -c "$i" "$FLOOD_BIN" \
+			--src 198.18.6.1 --dst $SRV:$PORT \
+			--count $((FLOOD / ncpu)) --seconds 60 >"$TMPDIR_T/flood.$i.json" &
+		pids+=($!)
+	done
+	for p in "${pids[@]}"; do
+		wait "$p"
+		check_err $? "tcptw_flood failed"
+	done
 	sleep 1
 	ns_snapshot "$srv" A s_
 	ns_snapshot "$cli" A c_
@@ -82,7 +95,7 @@ test_synflood()
 	evs=$(events_count "$srv" listen_syn_cookie "dst=$SRV:$PORT")
 	row=$(nsx "$srv" awk -v a=$SRV -v p=$PORT '$1 == a && $2 == p { print $8 }' \
 		"$TCPTW_PROC/listeners")
-	diag "flood: $(cat "$TMPDIR_T/flood.json") | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl"
+	diag "flood: $(cat "$TMPDIR_T"/flood.*.json) | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl"
 	check_gt "srv SyncookiesSent delta" "$cookies" $((FLOOD / 2))
 	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
 	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
