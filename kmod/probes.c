@@ -22,6 +22,7 @@ static const struct tcptw_probe_set *const sets[] = {
 	&tcptw_tw_probe_set,
 	&tcptw_reuse_probe_set,
 	&tcptw_listen_probe_set,
+	&tcptw_rst_probe_set,
 	&tcptw_ct_probe_set,
 };
 

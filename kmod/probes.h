@@ -85,6 +85,7 @@ struct tcptw_probe_set {
 extern const struct tcptw_probe_set tcptw_tw_probe_set;
 extern const struct tcptw_probe_set tcptw_reuse_probe_set;
 extern const struct tcptw_probe_set tcptw_listen_probe_set;
+extern const struct tcptw_probe_set tcptw_rst_probe_set;
 extern const struct tcptw_probe_set tcptw_ct_probe_set;
 
 /* tcp_conn_request, one hook shared by tw.c and listen.c */

@@ -24,7 +24,7 @@
 				  int (*)(typeof(fn) *, void *)),	\
 		      #fn " does not match tracepoint " #tp)
 
-/* version-independent handlers (listen.c) */
+/* version-independent handlers (rst.c) */
 void tcptw_count_rst_received(struct sock *sk);
 /* a RST in reply to @skb; @reason: index + 1 into the kernel's list, 0 none */
 void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
