@@ -924,19 +924,25 @@ kernel_is_61()
 export NSTAT_HISTORY=$TMPDIR_T/nstat.history
 
 # require_seeds_at_load: the seeds at their own numbers (tcptw_seed_*.sh)
-# run only with TCPTW_SEEDS_AT_LOAD=1 (make seeds) while a known defect
-# stands: at that load tcptw's kprobes miss calls (probes' last column,
-# which run_vm.sh fails on): a kprobe that fires while another kprobe's
-# handler runs on the same CPU is skipped, and handlers of hooks in task
-# context (connect, conntrack confirm on output, backlog processing) are
-# interrupted by softirq packet processing that hits the others. Measured:
-# 1-14 missed per hook per run of seed 000 on 5.10, 6.1 and 7.2; 3 in 1 of
-# 5 runs of seed 004. The cure is issue 15's hook plan (tracepoints,
-# fprobes: no one-at-a-time rule).
+# run only with TCPTW_SEEDS_AT_LOAD=1 (make seeds). On 5.10 and 6.1 a known
+# defect stands: at that load tcptw's kprobes miss calls (probes' last
+# column, which run_vm.sh fails on): a kprobe that fires while another
+# kprobe's handler runs on the same CPU is skipped, and the handlers of
+# hooks in task context (connect, conntrack confirm on output, backlog
+# processing) are interrupted by softirq packet processing that hits the
+# others (measured: 1-14 missed per hook per run of seed 000). 6.12 and
+# 7.2 hook with fprobes, which have no such rule; there the seeds stay out
+# of make check for time: about 3 minutes of guest time per kernel, which
+# CI's 90 minutes for all four kernels do not leave.
 require_seeds_at_load()
 {
 	[ "${TCPTW_SEEDS_AT_LOAD:-0}" = 1 ] && return 0
-	echo "SKIP: known defect: kprobes miss calls nested under a task-context kprobe at the seed's load (TCPTW_SEEDS_AT_LOAD=1, make seeds, runs it)"
+	if awk -F'\t' '$2 ~ /^kretprobe$|^kprobe$/ { k = 1 } END { exit !k }' \
+		"$TCPTW_PROC/probes" 2>/dev/null; then
+		echo "SKIP: known defect on kprobe kernels: kprobes miss calls nested under a task-context kprobe at the seed's load (make seeds runs it: TCPTW_SEEDS_AT_LOAD=1)"
+	else
+		echo "SKIP: out of make check for CI's time budget (about 3 minutes per kernel; make seeds runs it: TCPTW_SEEDS_AT_LOAD=1)"
+	fi
 	exit $ksft_skip
 }
 
