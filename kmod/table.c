@@ -21,12 +21,14 @@
  * write per event. Each CPU keeps its latest row's counts aside (struct
  * table_pending: which row, at which sequence number, which column, how
  * many) and adds them to the row when the row or the column changes, at
- * most every jiffy, or after TABLE_BATCH counts. Readers add every CPU's
- * pending counts of the row they copy, so the files are exact once the
- * counting stops; while it runs, a row read during a CPU's flush may show
- * that CPU's batch twice or not at all, for that one read. Pending counts
- * of a row since taken over or reset (its sequence number moved on) are
- * dropped with the row's own.
+ * most every jiffy, or after TABLE_BATCH counts (a batch of more than one
+ * under the bucket's lock, so that a takeover cannot take it). Readers take
+ * every CPU's pending counts once per read (a generation number per CPU
+ * gives them whole entries) and add those of each row they copy, so the
+ * files are exact once the counting stops; while it runs, a CPU flushing
+ * between the two may show its batch twice, for that one read. Pending
+ * counts of a row since taken over or reset (its sequence number moved on)
+ * are dropped with the row's own.
  */
 #include <linux/jhash.h>
 #include <linux/jiffies.h>
@@ -34,6 +36,8 @@
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/random.h>
@@ -57,14 +61,30 @@ struct table_row {
 	u32 gauge[2];
 };
 
-/* per CPU: counts of one row and column not yet added to the row */
+/*
+ * Per CPU: counts of one row and column not yet added to the row. Written
+ * only by its CPU, interrupts off; @gen is odd while it changes, so that a
+ * reader on another CPU takes a whole entry or tries again.
+ */
 struct table_pending {
-	struct table_row *row;	/* NULL: nothing pending */
+	u32 gen;
 	u32 seq;		/* the row's seq when they were counted */
+	struct table_row *row;	/* NULL: nothing pending */
+	u32 bucket;		/* the row's bucket (its lock) */
 	u16 col;
 	u16 n;
-	unsigned long since;	/* jiffies of the batch's counts */
 	u32 gauge[2];		/* the latest values given with them */
+	unsigned long since;	/* jiffies of the batch's counts */
+};
+
+/* what a reader took of one CPU's pending counts */
+struct pending_copy {
+	const struct table_row *row;
+	u32 seq;
+	u16 col;
+	u16 n;
+	u32 gauge[2];
+	unsigned long since;
 };
 
 struct table_bucket {
@@ -101,7 +121,7 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 	tbl->nbuckets = n;
 	tbl->seed = get_random_u32();
 	tbl->bytes = bytes;
-	/* 32 bytes per CPU, charged; optional, and not in the budget */
+	/* 40 bytes per CPU, charged; optional, and not in the budget */
 	tbl->pending = alloc_percpu_gfp(struct table_pending,
 					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	for (i = 0; i < n; i++)
@@ -219,31 +239,56 @@ static struct table_row *row_find(struct table_bucket *b,
 	return NULL;
 }
 
+/*
+ * Add @n to column @col of @r, counted at jiffies @when. Stamps and gauges
+ * only move forward: a CPU's batch may reach its row after newer counts.
+ */
 static void row_count(struct table_row *r, unsigned int col, unsigned int n,
-		      unsigned long now, u32 g0, u32 g1)
+		      unsigned long when, u32 g0, u32 g1)
 {
+	unsigned long c = READ_ONCE(r->col_last[col]);
+
 	atomic64_add(n, &r->cnt[col]);
 	/* 0 means "never": keep a moved column's stamp non-zero */
-	WRITE_ONCE(r->col_last[col], now ?: 1);
-	WRITE_ONCE(r->last, now);
+	if (!c || time_after(when, c))
+		WRITE_ONCE(r->col_last[col], when ?: 1);
+	if (time_before(when, READ_ONCE(r->last)))
+		return;
+	WRITE_ONCE(r->last, when);
 	WRITE_ONCE(r->gauge[0], g0);
 	WRITE_ONCE(r->gauge[1], g1);
 }
 
-/* add @p's counts to their row, unless the row has changed hands since */
-static void pending_flush(struct table_pending *p)
+/*
+ * Add @p's counts to their row, unless the row has changed hands since.
+ * Interrupts are off. A batch of more than one takes the bucket's lock, so
+ * that a takeover or reset of the row cannot slip in between the check and
+ * the add and leave the batch with the row's next endpoint; a single count
+ * races as any count does (the header).
+ */
+static void pending_flush(struct tcptw_table *tbl, struct table_pending *p)
 {
 	struct table_row *r = p->row;
+	struct table_bucket *b;
 
-	if (r && p->n && READ_ONCE(r->seq) == p->seq)
+	if (!r || !p->n)
+		return;
+	if (p->n == 1) {
+		if (READ_ONCE(r->seq) == p->seq)
+			row_count(r, p->col, 1, p->since, p->gauge[0],
+				  p->gauge[1]);
+		return;
+	}
+	b = &tbl->b[p->bucket];
+	spin_lock(&b->lock);
+	if (r->seq == p->seq)
 		row_count(r, p->col, p->n, p->since, p->gauge[0], p->gauge[1]);
-	WRITE_ONCE(p->n, 0);
-	WRITE_ONCE(p->row, NULL);
+	spin_unlock(&b->lock);
 }
 
-/* count @col of @r (found at @seq) on this CPU, aside while it stays hot */
+/* count @col of @r (found at @seq in bucket @bi) on this CPU, aside */
 static void table_count(struct tcptw_table *tbl, struct table_row *r,
-			u32 seq, unsigned int col, unsigned long now,
+			u32 seq, u32 bi, unsigned int col, unsigned long now,
 			u32 g0, u32 g1)
 {
 	struct table_pending *p;
@@ -256,18 +301,25 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 	/* hooks run in task and BH context: one writer per CPU at a time */
 	local_irq_save(flags);
 	p = this_cpu_ptr(tbl->pending);
+	WRITE_ONCE(p->gen, p->gen + 1);
+	/* the odd gen is visible before any field changes */
+	smp_wmb();
 	if (p->row != r || p->seq != seq || p->col != col ||
 	    p->since != now || p->n >= TABLE_BATCH) {
-		pending_flush(p);
+		/* readers never see a batch that is already in its row */
+		pending_flush(tbl, p);
+		WRITE_ONCE(p->row, r);
 		WRITE_ONCE(p->seq, seq);
+		WRITE_ONCE(p->bucket, bi);
 		WRITE_ONCE(p->col, col);
 		WRITE_ONCE(p->since, now);
-		/* the row last: a reader matching it sees the rest */
-		smp_store_release(&p->row, r);
+		WRITE_ONCE(p->n, 0);
 	}
 	WRITE_ONCE(p->gauge[0], g0);
 	WRITE_ONCE(p->gauge[1], g1);
 	WRITE_ONCE(p->n, p->n + 1);
+	/* pairs with pending_read(): the fields before the even gen */
+	smp_store_release(&p->gen, p->gen + 1);
 	local_irq_restore(flags);
 }
 
@@ -291,7 +343,7 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 
 	r = row_find(b, &key, &seq);
 	if (r) {
-		table_count(tbl, r, seq, col, now, g0, g1);
+		table_count(tbl, r, seq, b - tbl->b, col, now, g0, g1);
 		return;
 	}
 
@@ -322,38 +374,95 @@ found:
 	spin_unlock_irqrestore(&b->lock, flags);
 }
 
-/* add the counts every CPU keeps aside for @r (at seq @seq) to @out */
-static void row_add_pending(struct tcptw_row *out,
-			    const struct tcptw_table *tbl,
-			    const struct table_row *r, u32 seq)
+/* a whole copy of @p (written by another CPU); false if it has nothing */
+static bool pending_read(const struct table_pending *p,
+			 struct pending_copy *c)
 {
-	const struct table_pending *p;
-	unsigned long since;
-	unsigned int cpu, col, n;
+	unsigned int tries = 0;
+	u32 gen;
 
-	if (!tbl->pending)
-		return;
-	for_each_possible_cpu(cpu) {
-		p = per_cpu_ptr(tbl->pending, cpu);
+	do {
 		/* pairs with the release in table_count() */
-		if (smp_load_acquire(&p->row) != r ||
-		    READ_ONCE(p->seq) != seq)
+		gen = smp_load_acquire(&p->gen);
+		if (gen & 1) {
+			/* its writer runs with interrupts off: nanoseconds */
+			cpu_relax();
 			continue;
-		col = READ_ONCE(p->col);
-		n = READ_ONCE(p->n);
-		since = READ_ONCE(p->since);
-		if (!n || col >= TCPTW_TABLE_COLS)
-			continue;
-		out->cnt[col] += n;
-		if (!out->col_last[col] ||
-		    time_after(since, out->col_last[col]))
-			out->col_last[col] = since ?: 1;
-		if (time_after(since, out->last)) {
-			out->last = since;
-			out->gauge[0] = READ_ONCE(p->gauge[0]);
-			out->gauge[1] = READ_ONCE(p->gauge[1]);
 		}
+		c->row = READ_ONCE(p->row);
+		c->seq = READ_ONCE(p->seq);
+		c->col = READ_ONCE(p->col);
+		c->n = READ_ONCE(p->n);
+		c->gauge[0] = READ_ONCE(p->gauge[0]);
+		c->gauge[1] = READ_ONCE(p->gauge[1]);
+		c->since = READ_ONCE(p->since);
+		/* the fields were read whole: no update began meanwhile */
+		smp_rmb();
+		if (READ_ONCE(p->gen) == gen)
+			return c->row && c->n && c->col < TCPTW_TABLE_COLS;
+	} while (++tries < 1000);
+	return false;
+}
+
+/* add @c's counts to @out, the copy of their row */
+static void row_add_pending(struct tcptw_row *out,
+			    const struct pending_copy *c)
+{
+	unsigned long last = out->col_last[c->col];
+
+	out->cnt[c->col] += c->n;
+	if (!last || time_after(c->since, last))
+		out->col_last[c->col] = c->since ?: 1;
+	if (time_after(c->since, out->last)) {
+		out->last = c->since;
+		out->gauge[0] = c->gauge[0];
+		out->gauge[1] = c->gauge[1];
 	}
+}
+
+static int pending_cmp(const void *a, const void *b)
+{
+	const struct pending_copy *x = a, *y = b;
+
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	return 0;
+}
+
+/*
+ * Every CPU's pending counts, taken once per read and sorted by row, in
+ * @pc (nr_cpu_ids entries); the number taken.
+ */
+static unsigned int pending_take(const struct tcptw_table *tbl,
+				 struct pending_copy *pc)
+{
+	unsigned int cpu, k = 0;
+
+	for_each_possible_cpu(cpu)
+		if (pending_read(per_cpu_ptr(tbl->pending, cpu), &pc[k]))
+			k++;
+	sort(pc, k, sizeof(*pc), pending_cmp, NULL);
+	return k;
+}
+
+/* add the pending counts of @r (at @rseq) among the @k in @pc to @out */
+static void row_add_all_pending(struct tcptw_row *out,
+				const struct pending_copy *pc, unsigned int k,
+				const struct table_row *r, u32 rseq)
+{
+	unsigned int lo = 0, hi = k, mid;
+
+	/* the first entry of @r */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (pc[mid].row < r)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < k && pc[lo].row == r; lo++)
+		if (pc[lo].seq == rseq)
+			row_add_pending(out, &pc[lo]);
 }
 
 /* a copy of @r for the formatters (counters and stamps may move during it) */
@@ -375,17 +484,43 @@ static void row_copy(struct tcptw_row *out, const struct table_row *r)
 	out->gauge[1] = READ_ONCE(r->gauge[1]);
 }
 
+/* the same, CPU by CPU, when there was no memory for pending_take() */
+static void row_add_pending_walk(struct tcptw_row *out,
+				 const struct tcptw_table *tbl,
+				 const struct table_row *r, u32 rseq)
+{
+	struct pending_copy c;
+	unsigned int cpu;
+
+	if (!tbl->pending)
+		return;
+	for_each_possible_cpu(cpu)
+		if (pending_read(per_cpu_ptr(tbl->pending, cpu), &c) &&
+		    c.row == r && c.seq == rseq)
+			row_add_pending(out, &c);
+}
+
 void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 			  void (*show)(struct seq_file *seq,
 				       const struct tcptw_row *row))
 {
+	struct pending_copy *pc = NULL;
 	struct table_bucket *b;
 	struct tcptw_row copy;
+	unsigned int i, j, k = 0;
 	unsigned long flags;
-	unsigned int i, j;
 	u32 rseq;
 
-	for (i = 0; tbl && i < tbl->nbuckets; i++) {
+	if (!tbl)
+		return;
+	/* callers hold rcu_read_lock(): no sleeping allocation */
+	if (tbl->pending) {
+		pc = kmalloc_array(nr_cpu_ids, sizeof(*pc),
+				   GFP_ATOMIC | __GFP_NOWARN);
+		if (pc)
+			k = pending_take(tbl, pc);
+	}
+	for (i = 0; i < tbl->nbuckets; i++) {
 		b = &tbl->b[i];
 		for (j = 0; j < TABLE_WAYS; j++) {
 			/* the lock keeps the key whole while it is copied */
@@ -393,12 +528,18 @@ void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 			row_copy(&copy, &b->row[j]);
 			rseq = b->row[j].seq;
 			spin_unlock_irqrestore(&b->lock, flags);
-			if (copy.used)
-				row_add_pending(&copy, tbl, &b->row[j], rseq);
-			if (copy.used)
-				show(seq, &copy);
+			if (!copy.used)
+				continue;
+			if (pc)
+				row_add_all_pending(&copy, pc, k, &b->row[j],
+						    rseq);
+			else
+				row_add_pending_walk(&copy, tbl, &b->row[j],
+						     rseq);
+			show(seq, &copy);
 		}
 	}
+	kfree(pc);
 }
 
 void tcptw_table_show_endpoint(struct seq_file *seq,
