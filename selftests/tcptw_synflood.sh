@@ -12,8 +12,9 @@
 # tcptw reloaded with event_rate=20 (events per second, CPU and type);
 # FLOOD SYNs as fast as the guest sends them, from one sender pinned to
 # each CPU (up to 4), so that every CPU counts for the one listener row.
-# Asserted: srv ListenSynCookieSent == SyncookiesSent delta (every cookie counted, none
-# twice), the :8400 listeners row's cookie_sent == the same, the
+# Asserted: srv ListenSynCookieSent == SyncookiesSent delta (every
+# cookie counted, none twice), the :8400 listeners row's cookie_sent ==
+# the same (each CPU's counts kept aside included), the
 # listen_syn_cookie events in the ring + EventsRateLimited ==
 # ListenSynCookieSent (the ring, 1024, holds every recorded one at this
 # rate: at most 20 a second per CPU), EventsRateLimited > 0 (the limit
