@@ -208,6 +208,9 @@ test_reset()
 	check_eq "srv: sum of counters after reset" "$(tw_counters_sum "$srv")" 0
 	check_eq "srv: events lines after reset" \
 		"$(nsx "$srv" cat "$TCPTW_PROC/events" | wc -l)" 0
+	# rows and what each CPU keeps aside for them go together
+	check_eq "srv: peers and listeners rows after reset" \
+		"$(nsx "$srv" awk 'FNR > 1' "$TCPTW_PROC/peers" "$TCPTW_PROC/listeners" | wc -l)" 0
 	r=$(proc_io "$srv" root w "$TCPTW_PROC/control" 'reset')
 	check_eq "root writes 'reset' (no newline) -> OK" \
 		"$([ "$r" = OK ] && echo 1 || echo "$r")" 1
