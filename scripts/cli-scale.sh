@@ -43,7 +43,9 @@ cleanup()
 }
 trap cleanup EXIT
 ip -n "$ns" link set lo up
-ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="1024 65535"
+# the listeners (9000 and up) below the ephemeral range: a connect() of
+# one holder must not take the port another is about to listen on
+ip netns exec "$ns" sysctl -qw net.ipv4.ip_local_port_range="10000 65535"
 
 # the holders: PAIRS connections, every end kept open, 8000 per process
 # (16,000 descriptors: under a hard limit of 20,000 and no
@@ -71,7 +73,7 @@ time.sleep(300)
 done
 ready()
 {
-	[ "$(cat "$tmp"/holder.* | grep -c ready)" -eq ${#holders[@]} ]
+	[ "$(cat "$tmp"/holder.* | grep -c '^ready$')" -eq ${#holders[@]} ]
 }
 for _ in $(seq 1200); do
 	ready && break
