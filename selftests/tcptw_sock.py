@@ -49,8 +49,10 @@
 #       client's backlog; after HOLD_MS the page is supplied, recv()
 #       returns, release_sock() processes the backlog in process context
 #       and the client's stack sends that RST. Reports OutRsts before and
-#       after the hold ("held": RSTs that waited for the release), and the
-#       resets the server saw.
+#       after the hold ("held": RSTs that waited for the release), the
+#       resets the server saw, and the segments retransmitted (a data
+#       segment resent while the first waits in the backlog would find the
+#       socket gone and draw a second RST: the caller raises rto_min).
 
 import errno
 import json
@@ -326,10 +328,10 @@ def paws_active(iface, dport, k, timeout, kind, stopfile=None):
          "syns": state["syns"]})
 
 
-def out_rsts():
+def tcp_mib(name="OutRsts"):
     with open("/proc/net/snmp") as f:
         rows = [l.split() for l in f if l.startswith("Tcp:")]
-    return int(rows[1][rows[0].index("OutRsts")])
+    return int(rows[1][rows[0].index(name)])
 
 
 class Uffd:
@@ -390,6 +392,7 @@ def backlog_rst(port, n, hold_ms, send, addr):
     ls.settimeout(10)
     res = {"n": n, "held": 0, "rsts": 0, "resets_seen": 0, "faults": 0,
            "copied": 0}
+    retrans0 = tcp_mib("RetransSegs")
     for i in range(n):
         c = socket.create_connection((addr, port), timeout=10)
         s, _ = ls.accept()
@@ -411,11 +414,11 @@ def backlog_rst(port, n, hold_ms, send, addr):
         if uf.wait_fault(10) is None:
             raise SystemExit("recv() did not fault on its page in 10 s")
         res["faults"] += 1
-        before = out_rsts()
+        before = tcp_mib()
         if send:
             s.sendall(b"y" * 100)
         time.sleep(hold_ms / 1000.0)
-        if out_rsts() == before:
+        if tcp_mib() == before:
             res["held"] += 1
         uf.supply(i)
         t.join(10)
@@ -423,13 +426,14 @@ def backlog_rst(port, n, hold_ms, send, addr):
             raise SystemExit("recv() still blocked after its page came")
         res["copied"] += got[0] if got else 0
         time.sleep(0.05)
-        res["rsts"] += out_rsts() - before
+        res["rsts"] += tcp_mib() - before
         # the server's socket, in CLOSE-WAIT since the client's FIN, is
         # closed by the RST (tcpi_state 7, TCP_CLOSE)
         if s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0] == 7:
             res["resets_seen"] += 1
         c.close()
         s.close()
+    res["retrans"] = tcp_mib("RetransSegs") - retrans0
     out(res)
 
 
