@@ -165,8 +165,6 @@ static int conn_request_entry(void *data, struct pt_regs *regs)
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
 
-	/* TIME_WAIT's side of this SYN (tw.c), sharing this hook */
-	tcptw_tw_conn_request(sk, skb);
 	listen_enter(data, sk, skb, conn_mibs,
 		     ARRAY_SIZE(conn_mibs));
 	if (tcptw_test_tfo_delay_us)
@@ -294,14 +292,13 @@ static void tfo_delay_pre(struct pt_regs *regs)
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 }
 
-/* rows named below: tcptw_listen_conn_request_attached(), the test knob */
-enum { LP_CONN_REQUEST, LP_TFO_DELAY = 4 };
+/* the test knob's row */
+enum { LP_TFO_DELAY = 4 };
 
 static struct tcptw_probe listen_probes[] = {
-	[LP_CONN_REQUEST] = { .name = "tcp_conn_request", .kind = TCPTW_CALL,
-			      .call = conn_request_entry,
-			      .ret = conn_request_ret,
-			      .data_size = sizeof(struct listen_ctx) },
+	{ .name = "tcp_conn_request", .kind = TCPTW_CALL,
+	  .call = conn_request_entry, .ret = conn_request_ret,
+	  .data_size = sizeof(struct listen_ctx) },
 	{ .name = "tcp_check_req", .kind = TCPTW_CALL,
 	  .call = check_req_entry, .ret = check_req_ret,
 	  .data_size = sizeof(struct listen_ctx) },
@@ -315,13 +312,6 @@ static struct tcptw_probe listen_probes[] = {
 			   .kind = TCPTW_ENTRY, .entry = tfo_delay_pre,
 			   .unused = true },
 };
-
-/* may tw.c stash a SYN for conn_request_entry()? */
-bool tcptw_listen_conn_request_attached(void)
-{
-	/* written under probes_lock while probes run: a marked read */
-	return READ_ONCE(listen_probes[LP_CONN_REQUEST].attached);
-}
 
 static void listen_probes_setup(void)
 {

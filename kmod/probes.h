@@ -88,9 +88,8 @@ extern const struct tcptw_probe_set tcptw_listen_probe_set;
 extern const struct tcptw_probe_set tcptw_rst_probe_set;
 extern const struct tcptw_probe_set tcptw_ct_probe_set;
 
-/* tcp_conn_request, one hook shared by tw.c and listen.c */
-void tcptw_tw_conn_request(const struct sock *sk, const struct sk_buff *skb);
-bool tcptw_listen_conn_request_attached(void);
+/* tw.c: connect() takes over a TIME_WAIT socket's tuple (reuse.c) */
+void tcptw_tw_syn_forget(const struct sock *tw);
 
 int tcptw_probes_init(void);
 void tcptw_probes_uninit(void);

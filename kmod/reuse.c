@@ -89,6 +89,8 @@ static int twsk_unique_entry(void *data, struct pt_regs *regs)
 	struct reuse_ctx *c = data;
 	bool ours;
 
+	/* a deschedule of @sktw now is connect()'s, not a listener's */
+	tcptw_tw_syn_forget(sktw);
 	c->net = sock_net(sk);
 	rcu_read_lock();
 	ours = tcptw_state(c->net);

@@ -45,21 +45,24 @@ static_assert(sizeof(struct tw_seg) <= TCPTW_MAX_CALL_DATA);
 static DEFINE_PER_CPU(struct tw_seg *, tw_rst_seg);
 
 /*
- * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN): it is "recycled" once
- * tcp_conn_request() sees the same skb on this CPU, i.e. a listener took it.
+ * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN): it is "recycled" when
+ * tcp_v{4,6}_rcv(), having found a listener for it, deschedules this
+ * TIME_WAIT socket on this CPU, right after tcp_timewait_state_process()
+ * returned and before the SYN goes to the listener (directly, or through
+ * its backlog when the listener is owned by a task: then on another CPU,
+ * later, which an earlier method keyed on tcp_conn_request() missed).
  */
 struct tw_syn_stash {
-	const struct sk_buff *skb;
-	__be32 seq;
+	const struct inet_timewait_sock *tw;
+	struct net *net;
 	struct tcptw_event ev;
 };
 
 static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
 
 /*
- * Attach order: consumers of the per-CPU slots before their producer. The
- * SYN stash's consumer is listen.c's tcp_conn_request hook (one hook on
- * that function, not two): until it is attached, the stash is not used.
+ * Attach order: consumers of the per-CPU slots (inet_twsk_deschedule_put,
+ * for the RST and SYN slots) before their producer.
  */
 enum {
 	P_TW_DESCHEDULE,
@@ -92,7 +95,7 @@ static int tw_process_entry(void *data, struct pt_regs *regs)
 	int stamp;
 
 	/* a stash nobody consumed belongs to an earlier segment */
-	this_cpu_write(tw_syn_stash.skb, NULL);
+	this_cpu_write(tw_syn_stash.tw, NULL);
 	s->net = twsk_net(tw);
 	rcu_read_lock();
 	ours = tcptw_state(s->net);
@@ -144,21 +147,13 @@ static void tw_recycled(struct tcptw_state *st, struct tcptw_event *ev)
 	tcptw_emit(st, ev);
 }
 
-static void tw_syn_accepted(struct tcptw_state *st, const struct tw_seg *s)
+static void tw_syn_accepted(const struct tw_seg *s)
 {
-	struct tw_syn_stash *stash;
+	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
 
-	if (!tcptw_listen_conn_request_attached()) {
-		struct tcptw_event ev = s->ev;
-
-		/* best effort: count the TIME_WAIT's verdict itself */
-		tw_recycled(st, &ev);
-		return;
-	}
-	stash = this_cpu_ptr(&tw_syn_stash);
-	stash->skb = s->skb;
-	stash->seq = s->seq;
 	stash->ev = s->ev;
+	stash->net = s->net;
+	stash->tw = s->tw;
 }
 
 static void tw_process_ret(void *data, struct pt_regs *regs)
@@ -196,7 +191,7 @@ static void tw_process_ret(void *data, struct pt_regs *regs)
 	}
 
 	if (status == TCP_TW_SYN) {
-		tw_syn_accepted(st, s);
+		tw_syn_accepted(s);
 	} else if (tcptw_compat_tw_is_ack(status)) {
 		tcptw_inc(st, TCPTW_TW_ACK_SENT);
 	} else if (status == TCP_TW_RST) {
@@ -207,15 +202,37 @@ out:
 	rcu_read_unlock();
 }
 
-/* inet_twsk_deschedule_put() while the segment being handled is a RST */
+/* a listener takes over the SYN this TIME_WAIT socket accepted */
+static void tw_syn_recycled(const void *tw)
+{
+	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
+	struct tcptw_state *st;
+
+	if (stash->tw != tw)
+		return;
+	stash->tw = NULL;
+	rcu_read_lock();
+	st = tcptw_state(stash->net);
+	if (st)
+		tw_recycled(st, &stash->ev);
+	rcu_read_unlock();
+}
+
+/*
+ * inet_twsk_deschedule_put(tw): while the segment being handled is a RST
+ * (inside tcp_timewait_state_process()), the RST killed the socket; right
+ * after a TCP_TW_SYN verdict for this socket, a listener took the SYN.
+ */
 static void tw_deschedule_pre(struct pt_regs *regs)
 {
 	const void *tw = (void *)regs_get_kernel_argument(regs, 0);
 	struct tw_seg *s = this_cpu_read(tw_rst_seg);
 	struct tcptw_state *st;
 
-	if (!s || s->tw != tw)
+	if (!s || s->tw != tw) {
+		tw_syn_recycled(tw);
 		return;
+	}
 	this_cpu_write(tw_rst_seg, NULL);
 	rcu_read_lock();
 	st = tcptw_state(s->net);
@@ -226,27 +243,11 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 	rcu_read_unlock();
 }
 
-/*
- * tcp_conn_request(rsk_ops, af_ops, listener, skb), at its entry, from
- * listen.c's hook on that function: a listener took the SYN that a
- * TIME_WAIT socket accepted on this CPU.
- */
-void tcptw_tw_conn_request(const struct sock *sk, const struct sk_buff *skb)
+/* connect() takes over @tw's tuple (tcp_twsk_unique()): not a SYN's */
+void tcptw_tw_syn_forget(const struct sock *tw)
 {
-	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
-	struct tcptw_state *st;
-
-	if (stash->skb != skb)
-		return;
-	stash->skb = NULL;
-	/* a recycled skb address must also carry the same segment */
-	if (tcp_hdr(skb)->seq != stash->seq)
-		return;
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
-	if (st)
-		tw_recycled(st, &stash->ev);
-	rcu_read_unlock();
+	if (this_cpu_read(tw_syn_stash.tw) == (const void *)tw)
+		this_cpu_write(tw_syn_stash.tw, NULL);
 }
 
 /* inet_twsk_alloc(sk, death_row, state): NULL means no TIME_WAIT */
