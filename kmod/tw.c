@@ -48,9 +48,8 @@ static DEFINE_PER_CPU(struct tw_seg *, tw_rst_seg);
  * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN): it is "recycled" when
  * tcp_v{4,6}_rcv(), having found a listener for it, deschedules this
  * TIME_WAIT socket on this CPU, right after tcp_timewait_state_process()
- * returned and before the SYN goes to the listener (directly, or through
- * its backlog when the listener is owned by a task: then on another CPU,
- * later, which an earlier method keyed on tcp_conn_request() missed).
+ * returned (only the listener lookup in between) and before the SYN goes
+ * to the listener.
  */
 struct tw_syn_stash {
 	const struct inet_timewait_sock *tw;
