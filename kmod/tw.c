@@ -30,9 +30,7 @@
 struct tw_seg {
 	struct net *net;
 	const struct inet_timewait_sock *tw;	/* identity only at return */
-	const struct sk_buff *skb;		/* identity only at return */
 	struct tcptw_event ev;
-	__be32 seq;
 	u8 substate;
 	bool syn;	/* a connection request: SYN without ACK or RST */
 	bool rst;
@@ -103,11 +101,9 @@ static int tw_process_entry(void *data, struct pt_regs *regs)
 		return 1;	/* no return handler for this call */
 
 	s->tw = tw;
-	s->skb = skb;
 	s->substate = READ_ONCE(tw->tw_substate);
 	s->syn = th->syn && !th->rst && !th->ack;
 	s->rst = th->rst;
-	s->seq = th->seq;
 	s->paws = false;
 	memset(&s->ev, 0, sizeof(s->ev));
 	tcptw_tuple_from_tw(&s->ev.t, tw);
