@@ -26,10 +26,8 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_cmd ip nstat
+require_cmd ip nstat python3
 require_module
-PY=/usr/bin/python3
-[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
 
 N=20
 HOLD_MS=300
@@ -62,7 +60,7 @@ test_backlog()
 		check_err 1 "rto_min on the loopback routes"
 	ns_snapshot "$box" B b_
 	timeout $((120 * ${TCPTW_TIMEOUT_MULT:-1})) ip netns exec "$box" \
-		"$PY" "$LIB_DIR/tcptw_sock.py" backlog-rst $PORT $N $HOLD_MS \
+		python3 "$LIB_DIR/tcptw_sock.py" backlog-rst $PORT $N $HOLD_MS \
 		"$kind" "$addr" >"$res"
 	check_err $? "backlog-rst helper failed"
 	ns_snapshot "$box" A b_
