@@ -16,7 +16,8 @@
 # for 3 s (times the kernel's slowness); nf_conntrack is loaded inside it.
 # Asserted: the load waited for nf_conntrack (the window was hit), both
 # conntrack probes attached, each registered once (the kprobes list in
-# debugfs; for fprobes, one ftrace callback in enabled_functions),
+# debugfs; for fprobes and ftrace hooks, one ftrace callback in
+# enabled_functions),
 # 20 connections through conntrack all succeed with 0 calls missed, the
 # reload back to the normal build works, and the kernel log stays clean.
 # Needs the test build ($TCPTW_TEST_KO, scripts/check.sh builds it).
@@ -33,13 +34,13 @@ CT_PROBES="nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm"
 
 # hooks_registered PROBE: how many times the kernel holds tcptw's hook on
 # PROBE ("module:symbol"): lines of the kprobe list for a kprobe, the
-# ftrace callbacks on the symbol for an fprobe
+# ftrace callbacks on the symbol for an fprobe or an ftrace hook
 hooks_registered()
 {
 	local sym=${1#*:} n
 
 	case $(awk -F'\t' -v n="$1" '$1 == n { print $2 }' "$TCPTW_PROC/probes") in
-	fprobe*)
+	fprobe* | ftrace*)
 		n=$(grep -oE "^$sym( \[[a-z_]+\])? \([0-9]+\)" \
 			/sys/kernel/tracing/enabled_functions 2>/dev/null |
 			sed -E 's/.*\(([0-9]+)\)$/\1/')

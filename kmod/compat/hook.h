@@ -10,9 +10,15 @@
  *                  (Debian's 6.12 and 7.2): ftrace-based, and a hook
  *                  interrupted by a softirq that hits another hook runs
  *                  both (ftrace guards recursion per context);
- *   hook_kprobe.c  elsewhere (5.10, 6.1): kprobes and kretprobes, which
- *                  skip a hit while another kprobe's handler runs on the
- *                  same CPU (counted as missed, README "Limits").
+ *   hook_ftrace.c  x86-64 kernels without fprobes or IBT (5.10, 6.1):
+ *                  ftrace_ops of tcptw's own, which guard recursion per
+ *                  context too; a function's return is seen by sending
+ *                  the call through a wrapper (IPMODIFY, as livepatch
+ *                  does). A hook ftrace refuses (another IPMODIFY user on
+ *                  that function) falls back to hook_kprobe.c's;
+ *   hook_kprobe.c  elsewhere: kprobes and kretprobes, which skip a hit
+ *                  while another kprobe's handler runs on the same CPU
+ *                  (counted as missed, README "Limits").
  */
 #ifndef _TCPTW_COMPAT_HOOK_H
 #define _TCPTW_COMPAT_HOOK_H
@@ -31,6 +37,16 @@ struct tcptw_hook {
 		struct kprobe kp;	/* TCPTW_ENTRY */
 		struct kretprobe krp;	/* TCPTW_CALL */
 	};
+#ifdef TCPTW_HAVE_FTRACE_HOOK
+	/* hook_ftrace.c: the function's fentry site, 0 on kprobes */
+	unsigned long ip;
+	/* TCPTW_CALL through ftrace: the wrapper's slot */
+	unsigned int slot;
+	/* on hook_kprobe.c's kprobes (kp, krp); else kp is a disabled
+	 * kprobe that only resolved the symbol
+	 */
+	bool fallback;
+#endif
 };
 #endif
 
@@ -41,6 +57,9 @@ struct tcptw_hook {
  */
 #ifdef MAX_FPROBE_DATA_SIZE
 #define TCPTW_MAX_CALL_DATA	MAX_FPROBE_DATA_SIZE
+#elif defined(TCPTW_HAVE_FTRACE_HOOK)
+/* hook_ftrace.c keeps it on the wrapper's stack */
+#define TCPTW_MAX_CALL_DATA	160
 #else
 #define TCPTW_MAX_CALL_DATA	512
 #endif
@@ -59,5 +78,29 @@ void tcptw_hooks_detach_batch(void);
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p);
 /* the mechanism as the probes file names it */
 const char *tcptw_hook_mechanism(const struct tcptw_probe *p);
+
+#ifdef TCPTW_HAVE_FTRACE_HOOK
+/* hook_kprobe.c, hook_ftrace.c's fallback; names as above */
+int tcptw_kp_hooks_init(unsigned int n);
+void tcptw_kp_hooks_uninit(void);
+int tcptw_kp_attach(struct tcptw_probe *p);
+void tcptw_kp_detach(struct tcptw_probe *p, bool batch);
+void tcptw_kp_detach_batch(void);
+unsigned long tcptw_kp_missed(const struct tcptw_probe *p);
+const char *tcptw_kp_mechanism(const struct tcptw_probe *p);
+#endif
+#ifndef TCPTW_HAVE_FPROBE
+/* unregister a plain kprobe @kp now, or with the batch */
+void tcptw_kp_unregister(struct kprobe *kp, bool batch);
+#endif
+#if !defined(TCPTW_HAVE_FPROBE) && !defined(TCPTW_HAVE_FTRACE_HOOK)
+#define tcptw_kp_hooks_init	tcptw_hooks_init
+#define tcptw_kp_hooks_uninit	tcptw_hooks_uninit
+#define tcptw_kp_attach		tcptw_hook_attach
+#define tcptw_kp_detach		tcptw_hook_detach
+#define tcptw_kp_detach_batch	tcptw_hooks_detach_batch
+#define tcptw_kp_missed		tcptw_hook_missed
+#define tcptw_kp_mechanism	tcptw_hook_mechanism
+#endif
 
 #endif /* _TCPTW_COMPAT_HOOK_H */

@@ -3,7 +3,8 @@
  * Copyright (C) 2026 The tcptw authors.
  *
  * Hooks as kprobes (a function's entry) and kretprobes (entry and
- * return), for kernels that do not export fprobes (compat/hook.h).
+ * return), for kernels that do not export fprobes, and the fallback of
+ * hook_ftrace.c (compat/hook.h).
  */
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -65,12 +66,12 @@ static struct kprobe **kp_batch;
 static struct kretprobe **krp_batch;
 static unsigned int nkp, nkrp;
 
-int tcptw_hooks_init(unsigned int n)
+int tcptw_kp_hooks_init(unsigned int n)
 {
 	kp_batch = kcalloc(n, sizeof(*kp_batch), GFP_KERNEL);
 	krp_batch = kcalloc(n, sizeof(*krp_batch), GFP_KERNEL);
 	if (!kp_batch || !krp_batch) {
-		tcptw_hooks_uninit();
+		tcptw_kp_hooks_uninit();
 		return -ENOMEM;
 	}
 	nkp = 0;
@@ -78,7 +79,7 @@ int tcptw_hooks_init(unsigned int n)
 	return 0;
 }
 
-void tcptw_hooks_uninit(void)
+void tcptw_kp_hooks_uninit(void)
 {
 	kfree(krp_batch);
 	kfree(kp_batch);
@@ -86,7 +87,7 @@ void tcptw_hooks_uninit(void)
 	kp_batch = NULL;
 }
 
-int tcptw_hook_attach(struct tcptw_probe *p)
+int tcptw_kp_attach(struct tcptw_probe *p)
 {
 	/* a struct kprobe may be registered again once cleared */
 	memset(&p->hook, 0, sizeof(p->hook));
@@ -103,22 +104,25 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	return register_kretprobe(&p->hook.krp);
 }
 
-void tcptw_hook_detach(struct tcptw_probe *p, bool batch)
+void tcptw_kp_unregister(struct kprobe *kp, bool batch)
 {
-	if (p->kind == TCPTW_ENTRY) {
-		if (batch)
-			kp_batch[nkp++] = &p->hook.kp;
-		else
-			unregister_kprobe(&p->hook.kp);
-	} else {
-		if (batch)
-			krp_batch[nkrp++] = &p->hook.krp;
-		else
-			unregister_kretprobe(&p->hook.krp);
-	}
+	if (batch)
+		kp_batch[nkp++] = kp;
+	else
+		unregister_kprobe(kp);
 }
 
-void tcptw_hooks_detach_batch(void)
+void tcptw_kp_detach(struct tcptw_probe *p, bool batch)
+{
+	if (p->kind == TCPTW_ENTRY)
+		tcptw_kp_unregister(&p->hook.kp, batch);
+	else if (batch)
+		krp_batch[nkrp++] = &p->hook.krp;
+	else
+		unregister_kretprobe(&p->hook.krp);
+}
+
+void tcptw_kp_detach_batch(void)
 {
 	if (nkp)
 		unregister_kprobes(kp_batch, nkp);
@@ -133,7 +137,7 @@ void tcptw_hooks_detach_batch(void)
  * a kretprobe also a call that found no free instance (nmissed). The
  * kprobe core updates both without a lock.
  */
-unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
+unsigned long tcptw_kp_missed(const struct tcptw_probe *p)
 {
 	if (p->kind == TCPTW_ENTRY)
 		return data_race(p->hook.kp.nmissed);	/* see above */
@@ -141,7 +145,7 @@ unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 	return data_race(p->hook.krp.kp.nmissed + p->hook.krp.nmissed);
 }
 
-const char *tcptw_hook_mechanism(const struct tcptw_probe *p)
+const char *tcptw_kp_mechanism(const struct tcptw_probe *p)
 {
 	return p->kind == TCPTW_ENTRY ? "kprobe" : "kretprobe";
 }
