@@ -4,8 +4,8 @@
 # seeds.sh [KERNEL]: `make seeds`. The field reports at their own numbers
 # with their own tools (selftests/tcptw_seed_*.sh: ab, wrk, nginx,
 # php-fpm) in one guest of KERNEL (default 6.1), with
-# TCPTW_SEEDS_AT_LOAD=1: out of make check while tcptw's kprobes miss
-# calls at that load (require_seeds_at_load in selftests/lib.sh). With
+# TCPTW_SEEDS_AT_LOAD=1, which runs them on kernels make check leaves
+# out for time (require_seeds_at_load in selftests/lib.sh). With
 # TCPTW_EXAMPLES_DIR=docs/examples the scripts recapture their examples.
 # Log in .cache/logs/seeds-KERNEL.log. Exit 0 iff every script passed.
 set -uo pipefail

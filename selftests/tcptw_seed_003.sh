@@ -63,9 +63,7 @@ if ! kernel_is_61; then
 	echo "SKIP: seed at full scale runs on 6.1 only: CI time budget ($(uname -r))"
 	exit $ksft_skip
 fi
-# 14 calls missed on inet_twsk_alloc and tcp_rcv_state_process in 1 of 3
-# guest runs: make seeds runs it
-require_seeds_at_load
+require_seeds_at_load 6.1
 require_cmd ip nstat ss nginx ab strace
 require_module
 

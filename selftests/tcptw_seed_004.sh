@@ -67,7 +67,7 @@ if ! kernel_is_61; then
 	echo "SKIP: seed at full scale runs on 6.1 only: CI time budget (kernel $(uname -r))"
 	exit $ksft_skip
 fi
-require_seeds_at_load
+require_seeds_at_load 6.1
 PHPFPM=/usr/sbin/php-fpm8.2
 [ -x $PHPFPM ] || { echo "SKIP: $PHPFPM not installed"; exit $ksft_skip; }
 require_module
