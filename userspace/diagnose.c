@@ -317,7 +317,12 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 	uint64_t ktw = dk(in, "TcpExtPAWSTimewait");
 	struct finding *f;
 
-	if (!syn && !ktw && !tw)
+	/*
+	 * With the module, only refused SYNs cost connections: a TIME_WAIT
+	 * socket that drops an old duplicate segment (TwPawsRejected alone)
+	 * is doing its job. Without it, PAWSTimewait cannot tell the two.
+	 */
+	if (in->module ? !syn : !ktw)
 		return;
 	f = add(r, "nat_paws", syn ?
 		"PAWS rejected SYNs on TIME_WAIT sockets (clients behind NAT)" :
