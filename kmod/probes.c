@@ -28,6 +28,8 @@ static const struct tcptw_probe_set *const sets[] = {
 
 /* attach state of every probe: init/exit, module notifier, /proc readers */
 static DEFINE_MUTEX(probes_lock);
+/* under probes_lock: unload has detached everything, attach nothing */
+static bool probes_closed;
 
 /* the @n-th probe over all sets, NULL past the last */
 static struct tcptw_probe *probe_at(unsigned int n)
@@ -154,7 +156,8 @@ static int module_event(struct notifier_block *nb, unsigned long action,
 	for (n = 0; (p = probe_at(n)); n++) {
 		if (!p->module || strcmp(p->module, mod->name))
 			continue;
-		if (action == MODULE_STATE_LIVE && !p->attached)
+		if (action == MODULE_STATE_LIVE && !p->attached &&
+		    !probes_closed)
 			try_attach(p);
 		else if (action == MODULE_STATE_GOING)
 			detach(p, false);	/* no module tracepoints */
@@ -215,12 +218,17 @@ void tcptw_probes_uninit(void)
 	struct tcptw_probe *p;
 	unsigned int n;
 
-	unregister_module_notifier(&module_nb);
+	/*
+	 * The notifier stays until every hook is detached: a module going
+	 * away meanwhile must still have its hooks taken off its text.
+	 */
 	mutex_lock(&probes_lock);
+	probes_closed = true;
 	for (n = 0; (p = probe_at(n)); n++)
 		tracepoints |= detach(p, true);
 	tcptw_hooks_detach_batch();
 	mutex_unlock(&probes_lock);
+	unregister_module_notifier(&module_nb);
 	if (tracepoints)
 		tracepoint_synchronize_unregister();
 	tcptw_hooks_uninit();

@@ -11,6 +11,8 @@
 #   (c)  srv of (a): reset by nobody / root without CAP_NET_ADMIN / root
 #   (d)  the NAT topology of tcptw_nat_paws.sh with traffic in a bounded
 #        background loop, 20 x (rmmod tcptw; insmod $TCPTW_KO)
+#   (e)  5.10, 6.1: insmod kprobes=1 hooks with kprobes only, and
+#        kprobes=maybe is refused
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/nat_topo.sh"
@@ -365,6 +367,40 @@ test_reload()
 	log_test "lifecycle: 20 rmmod/insmod cycles under NAT+PAWS traffic"
 }
 
+# kprobes=1 (5.10, 6.1: hooks on ftrace otherwise): every hook that is not
+# a tracepoint becomes a kprobe or kretprobe; a value that is no bool is
+# refused and loads nothing
+test_kprobes_param()
+{
+	local name="lifecycle: kprobes=1 hooks with kprobes; kprobes=maybe is refused"
+	local kinds n
+
+	test_begin "kprobes param"
+	if ! awk -F'\t' '$2 ~ /^ftrace/ { f = 1 } END { exit !f }' \
+		"$TCPTW_PROC/probes"; then
+		skip_test "no ftrace hooks on this kernel ($(uname -r)): no kprobes parameter"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw
+	if timeout 120 insmod "$TCPTW_KO" kprobes=maybe 2>/dev/null; then
+		check_err 1 "insmod kprobes=maybe succeeded"
+	fi
+	n=$(grep -c '^tcptw ' /proc/modules)
+	check_eq "modules loaded after kprobes=maybe" "$n" 0
+	timeout 120 insmod "$TCPTW_KO" kprobes=1 ||
+		check_err 1 "insmod kprobes=1 failed"
+	kinds=$(awk -F'\t' '$2 != "tracepoint" { print $2 }' \
+		"$TCPTW_PROC/probes" 2>/dev/null | sort -u | tr '\n' ' ')
+	diag "hook kinds with kprobes=1: $kinds"
+	check_eq "hook kinds with kprobes=1" "$kinds" "kprobe kretprobe "
+	restore_module
+	kinds=$(awk -F'\t' '$2 != "tracepoint" { print $2 }' \
+		"$TCPTW_PROC/probes" 2>/dev/null | sort -u | tr '\n' ' ')
+	check_eq "hook kinds after the reload" "$kinds" "ftrace ftrace-call "
+	log_test "$name"
+}
+
 test_dmesg()
 {
 	local bad
@@ -379,10 +415,11 @@ test_dmesg()
 	log_test "lifecycle: kernel log clean (no BUG/WARNING/Oops)"
 }
 
-ktap_plan 5
+ktap_plan 6
 test_isolation
 test_new_netns
 test_reset
 test_reload
+test_kprobes_param
 test_dmesg
 ktap_finish

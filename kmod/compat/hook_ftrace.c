@@ -21,16 +21,27 @@
  * returns the body's result to the caller. The per-call data lives on the
  * wrapper's stack: no instance pool to run out of, nothing missed.
  *
- * Unload: the ops are unregistered first, so no call enters a wrapper;
- * the calls already inside one (wraps_in_flight, raised by the callback
- * and dropped by the wrapper) are waited for, and one RCU-tasks grace
- * period then covers a task preempted in a wrapper's last instructions.
+ * Each wrapper has an ftrace_ops of its own, registered with its one
+ * function in the filter: on 6.1 registration is where an IPMODIFY ops
+ * and a BPF trampoline (fexit, fmod_ret) on the same function agree to
+ * share it; a site added to an ops already registered skips that, and the
+ * trampoline would then return past the wrapper.
  *
- * A hook ftrace refuses (another IPMODIFY user on the function: livepatch,
- * a kprobe with a post handler) falls back to hook_kprobe.c's, and the
- * probes file names the mechanism of each hook.
+ * Unload: the ops are unregistered first (each waits until no task is on
+ * its trampoline), so no call enters a wrapper any more; the calls inside
+ * one (wraps_in_flight, raised and dropped by the wrapper itself) are
+ * waited for, and one RCU-tasks grace period then covers a task preempted
+ * in a wrapper's last instructions.
+ *
+ * IPMODIFY is exclusive: a hook ftrace refuses (livepatch, a kprobe with a
+ * post handler, on 5.10 a BPF fentry/fexit already on the function) falls
+ * back to hook_kprobe.c's, and the probes file names the mechanism of each
+ * hook; one of those loaded after tcptw is refused instead, which the
+ * kprobes=1 parameter avoids (README "Limits").
  */
 #include <linux/kernel.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
@@ -66,36 +77,52 @@ static __always_inline struct pt_regs *cb_regs(struct pt_regs *regs)
 #define OPS_RECURSION	0
 #endif
 
+static bool kprobes;
+module_param(kprobes, bool, 0444);
+MODULE_PARM_DESC(kprobes,
+		 "hook with kprobes and kretprobes, not ftrace (leaves the hooked functions to livepatch)");
+
 /* wrappers, one per TCPTW_CALL hook attached through ftrace */
 #define NR_SLOTS	16
 
 struct wrap_slot {
+	struct ftrace_ops ops;		/* IPMODIFY, the one function */
 	struct tcptw_probe *probe;	/* a probe keeps its slot */
 	unsigned long body;		/* the function past its fentry site */
 };
 
-static struct wrap_slot slots[NR_SLOTS];
+static void notrace call_cb(unsigned long ip, unsigned long parent_ip,
+			    struct ftrace_ops *op, TCPTW_FREGS *fregs);
 
-/* calls sent to a wrapper and not yet back: raised and dropped anywhere */
+#define CALL_OPS {							\
+	.func = call_cb,						\
+	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |	\
+		 OPS_RECURSION,						\
+}
+
+static struct wrap_slot slots[NR_SLOTS] = {
+	[0 ... NR_SLOTS - 1] = { .ops = CALL_OPS },
+};
+
+/* calls inside a wrapper: raised and dropped by the wrapper, on any CPU */
 static DEFINE_PER_CPU(long, wraps_in_flight);
 
-/* the hooks ever attached through ftrace, found by fentry site */
+/* the entry hooks ever attached through ftrace, found by fentry site */
 static struct tcptw_probe **sites;
 static unsigned int nsites, maxsites;
 /* detached with the batch at unload */
 static struct tcptw_probe **batch;
 static unsigned int nbatch;
 
-static int entry_count, call_count;	/* sites in each ops' filter */
+static int entry_count;		/* sites in entry_ops' filter */
 
-static struct tcptw_probe *site_probe(unsigned long ip,
-				      enum tcptw_probe_kind kind)
+static struct tcptw_probe *site_probe(unsigned long ip)
 {
-	unsigned int i, n = READ_ONCE(nsites);
+	/* pairs with the release in ftrace_attach_entry(): sites[i] is set */
+	unsigned int i, n = smp_load_acquire(&nsites);
 
 	for (i = 0; i < n; i++)
-		if (READ_ONCE(sites[i]->hook.ip) == ip &&
-		    sites[i]->kind == kind)
+		if (READ_ONCE(sites[i]->hook.ip) == ip)
 			return sites[i];
 	return NULL;
 }
@@ -104,7 +131,7 @@ static void notrace entry_cb(unsigned long ip, unsigned long parent_ip,
 			     struct ftrace_ops *op, TCPTW_FREGS *fregs)
 {
 	struct pt_regs *regs = cb_regs(fregs);
-	struct tcptw_probe *p = site_probe(ip, TCPTW_ENTRY);
+	struct tcptw_probe *p = site_probe(ip);
 
 	if (!p || !regs)
 		return;
@@ -132,6 +159,14 @@ static __always_inline unsigned long wrap(struct wrap_slot *s,
 	unsigned long ret;
 	int skip;
 
+	/*
+	 * Raised here, not in call_cb(): a call that never reaches the
+	 * wrapper (another ftrace user redirecting it after us) would
+	 * otherwise hold unload forever. A task sent here is off the ops'
+	 * trampoline only once it ran this far (5.10: nothing preempts it
+	 * before; 6.1: unregistering waits for RCU-tasks).
+	 */
+	this_cpu_inc(wraps_in_flight);
 	regs.di = a0;
 	regs.si = a1;
 	regs.dx = a2;
@@ -187,24 +222,17 @@ static const wrap_fn wrappers[NR_SLOTS] = {
 static void notrace call_cb(unsigned long ip, unsigned long parent_ip,
 			    struct ftrace_ops *op, TCPTW_FREGS *fregs)
 {
+	struct wrap_slot *s = container_of(op, struct wrap_slot, ops);
 	struct pt_regs *regs = cb_regs(fregs);
-	struct tcptw_probe *p = site_probe(ip, TCPTW_CALL);
 
-	if (!p || !regs)
-		return;
-	this_cpu_inc(wraps_in_flight);
-	instruction_pointer_set(regs, (unsigned long)wrappers[p->hook.slot]);
+	if (regs)
+		instruction_pointer_set(regs,
+					(unsigned long)wrappers[s - slots]);
 }
 
 static struct ftrace_ops entry_ops = {
 	.func = entry_cb,
 	.flags = FTRACE_OPS_FL_SAVE_REGS | OPS_RECURSION,
-};
-
-static struct ftrace_ops call_ops = {
-	.func = call_cb,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY |
-		 OPS_RECURSION,
 };
 
 int tcptw_hooks_init(unsigned int n)
@@ -264,45 +292,58 @@ static int lookup(struct tcptw_probe *p)
 	return 0;
 }
 
-static int ftrace_attach(struct tcptw_probe *p)
+static int ftrace_attach_call(struct tcptw_probe *p, unsigned long ip)
 {
-	bool call = p->kind == TCPTW_CALL;
-	struct ftrace_ops *ops = call ? &call_ops : &entry_ops;
-	int *count = call ? &call_count : &entry_count;
-	unsigned long ip = (unsigned long)p->hook.kp.addr;
+	struct wrap_slot *s;
+	int err;
+
+	err = slot_of(p);
+	if (err < 0)
+		return err;
+	s = &slots[err];
+	p->hook.slot = err;
+	/* no call reaches the wrapper before the ops is registered */
+	WRITE_ONCE(s->body, ip + MCOUNT_INSN_SIZE);
+	WRITE_ONCE(s->probe, p);
+	err = ftrace_set_filter_ip(&s->ops, ip, 0, 1);
+	if (err)
+		return err;
+	err = register_ftrace_function(&s->ops);
+	if (err) {
+		ftrace_set_filter_ip(&s->ops, ip, 1, 0);
+		return err;
+	}
+	WRITE_ONCE(p->hook.ip, ip);
+	return 0;
+}
+
+static int ftrace_attach_entry(struct tcptw_probe *p, unsigned long ip)
+{
 	unsigned int i;
 	int err;
 
-	if (call) {
-		err = slot_of(p);
-		if (err < 0)
-			return err;
-		p->hook.slot = err;
-		/* no call reaches a slot before its site is in the filter */
-		WRITE_ONCE(slots[err].body, ip + MCOUNT_INSN_SIZE);
-		WRITE_ONCE(slots[err].probe, p);
-	}
 	for (i = 0; i < nsites && sites[i] != p; i++)
 		;
 	if (i == nsites) {
 		if (nsites == maxsites)
 			return -ENOSPC;
 		sites[nsites] = p;
-		WRITE_ONCE(nsites, nsites + 1);
+		/* pairs with the acquire in site_probe() */
+		smp_store_release(&nsites, nsites + 1);
 	}
 	WRITE_ONCE(p->hook.ip, ip);
-	err = ftrace_set_filter_ip(ops, ip, 0, 0);
+	err = ftrace_set_filter_ip(&entry_ops, ip, 0, 0);
 	if (err)
 		goto out;
 	/* an ops with an empty filter would trace every function */
-	if (!*count) {
-		err = register_ftrace_function(ops);
+	if (!entry_count) {
+		err = register_ftrace_function(&entry_ops);
 		if (err) {
-			ftrace_set_filter_ip(ops, ip, 1, 0);
+			ftrace_set_filter_ip(&entry_ops, ip, 1, 0);
 			goto out;
 		}
 	}
-	(*count)++;
+	entry_count++;
 	return 0;
 out:
 	WRITE_ONCE(p->hook.ip, 0);
@@ -315,12 +356,16 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 
 	/* a struct kprobe may be registered again once cleared */
 	memset(&p->hook, 0, sizeof(p->hook));
-	if (p->kind == TCPTW_CALL && p->data_size > TCPTW_MAX_CALL_DATA)
+	if (kprobes ||
+	    (p->kind == TCPTW_CALL && p->data_size > TCPTW_MAX_CALL_DATA))
 		goto fallback;
 	err = lookup(p);
 	if (err)
 		return err;
-	err = ftrace_attach(p);
+	if (p->kind == TCPTW_CALL)
+		err = ftrace_attach_call(p, (unsigned long)p->hook.kp.addr);
+	else
+		err = ftrace_attach_entry(p, (unsigned long)p->hook.kp.addr);
 	if (!err)
 		return 0;
 	pr_info("%s: ftrace refused it (%d), kprobes instead\n", p->name, err);
@@ -334,14 +379,17 @@ fallback:
 
 static void ftrace_detach(struct tcptw_probe *p)
 {
-	bool call = p->kind == TCPTW_CALL;
-	struct ftrace_ops *ops = call ? &call_ops : &entry_ops;
-	int *count = call ? &call_count : &entry_count;
+	struct ftrace_ops *ops = &slots[p->hook.slot].ops;
 
-	if (*count == 1)
+	if (p->kind == TCPTW_CALL) {
 		unregister_ftrace_function(ops);
+	} else {
+		ops = &entry_ops;
+		if (entry_count == 1)
+			unregister_ftrace_function(ops);
+		entry_count--;
+	}
 	ftrace_set_filter_ip(ops, p->hook.ip, 1, 0);
-	(*count)--;
 	WRITE_ONCE(p->hook.ip, 0);
 }
 
@@ -379,24 +427,27 @@ void tcptw_hooks_detach_batch(void)
 	/* no call enters a callback, so none a wrapper, after these */
 	if (entry_count)
 		unregister_ftrace_function(&entry_ops);
-	if (call_count)
-		unregister_ftrace_function(&call_ops);
+	for (i = 0; i < nbatch; i++)
+		if (batch[i]->kind == TCPTW_CALL)
+			unregister_ftrace_function(&slots[batch[i]->hook.slot].ops);
 	for (i = 0; i < nbatch; i++) {
 		p = batch[i];
-		ftrace_set_filter_ip(p->kind == TCPTW_CALL ? &call_ops :
-				     &entry_ops, p->hook.ip, 1, 0);
+		ftrace_set_filter_ip(p->kind == TCPTW_CALL ?
+				     &slots[p->hook.slot].ops : &entry_ops,
+				     p->hook.ip, 1, 0);
 		WRITE_ONCE(p->hook.ip, 0);
 		tcptw_kp_unregister(&p->hook.kp, true);
 	}
 	nbatch = 0;
 	entry_count = 0;
-	call_count = 0;
 	/*
 	 * Calls inside a wrapper return in bounded time (the longest,
 	 * __inet_hash_connect(), scans the ephemeral range once).
 	 */
-	while (wraps_pending())
+	for (i = 0; wraps_pending(); i++) {
+		WARN_ONCE(i == 10000, "tcptw: calls still inside a wrapper\n");
 		usleep_range(1000, 2000);
+	}
 	/* a task preempted after its wrapper's decrement (synchronize_rcu
 	 * where the kernel cannot preempt one)
 	 */
@@ -404,9 +455,13 @@ void tcptw_hooks_detach_batch(void)
 	tcptw_kp_detach_batch();
 }
 
+/*
+ * ftrace keeps no count of what it skips: a callback recursing within one
+ * context (any ftrace user's handler calling a hooked function), or every
+ * call while kernel.ftrace_enabled is 0 (README "Limits").
+ */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
-	/* ftrace's recursion guard only skips a hook its own handler hits */
 	return p->hook.fallback ? tcptw_kp_missed(p) : 0;
 }
 
