@@ -68,8 +68,8 @@ test_coexist()
 		log_test "$name"
 		return
 	fi
-	if [ ! -r /sys/kernel/btf/vmlinux ]; then
-		skip_test "no kernel BTF: bpftrace has no kretfunc"
+	if ! timeout 60 bpftrace --info 2>&1 | grep -q 'kfunc: yes'; then
+		skip_test "bpftrace $(bpftrace --version | cut -d' ' -f2) has no kretfunc on $(uname -r) (bpftrace --info: kfunc: no)"
 		log_test "$name"
 		return
 	fi
