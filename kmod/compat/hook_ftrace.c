@@ -282,14 +282,16 @@ static int slot_of(struct tcptw_probe *p)
 static int lookup(struct tcptw_probe *p)
 {
 	struct kprobe *kp = &p->hook.kp;
-	int err;
 
 	kp->symbol_name = p->name;
 	kp->flags = KPROBE_FLAG_DISABLED;
-	err = register_kprobe(kp);
-	if (err)
-		return err;
-	return 0;
+	return register_kprobe(kp);
+}
+
+/* the ftrace_ops whose filter holds @p's site */
+static struct ftrace_ops *hook_ops(const struct tcptw_probe *p)
+{
+	return p->kind == TCPTW_CALL ? &slots[p->hook.slot].ops : &entry_ops;
 }
 
 static int ftrace_attach_call(struct tcptw_probe *p, unsigned long ip)
@@ -379,12 +381,11 @@ fallback:
 
 static void ftrace_detach(struct tcptw_probe *p)
 {
-	struct ftrace_ops *ops = &slots[p->hook.slot].ops;
+	struct ftrace_ops *ops = hook_ops(p);
 
 	if (p->kind == TCPTW_CALL) {
 		unregister_ftrace_function(ops);
 	} else {
-		ops = &entry_ops;
 		if (entry_count == 1)
 			unregister_ftrace_function(ops);
 		entry_count--;
@@ -429,12 +430,10 @@ void tcptw_hooks_detach_batch(void)
 		unregister_ftrace_function(&entry_ops);
 	for (i = 0; i < nbatch; i++)
 		if (batch[i]->kind == TCPTW_CALL)
-			unregister_ftrace_function(&slots[batch[i]->hook.slot].ops);
+			unregister_ftrace_function(hook_ops(batch[i]));
 	for (i = 0; i < nbatch; i++) {
 		p = batch[i];
-		ftrace_set_filter_ip(p->kind == TCPTW_CALL ?
-				     &slots[p->hook.slot].ops : &entry_ops,
-				     p->hook.ip, 1, 0);
+		ftrace_set_filter_ip(hook_ops(p), p->hook.ip, 1, 0);
 		WRITE_ONCE(p->hook.ip, 0);
 		tcptw_kp_unregister(&p->hook.kp, true);
 	}
