@@ -41,9 +41,11 @@
 #  - and the module: TwSynPawsRejected + TwSynSeqRejected == that
 #    TCPSynRetrans - insert_failed - TCPSYNChallenge (both are 0 in most
 #    runs: then TwSynPawsRejected == PAWS MIB == TCPSynRetrans),
-#  - srv ListenDrops == 0 and no PAWS rejection on a non-TIME_WAIT
-#    socket (its share of SYNs is unknown): else the run is repeated once
-#    (rerun_once), as is one without PAWS rejections where they belong.
+#    A non-SYN segment PAWS drops (a late one of an earlier connection
+#    on the tuple: 2 of ~500 on a loaded 6.1, at established sockets)
+#    is in the MIB but costs no retransmit: then <= instead of ==,
+#  - srv ListenDrops == 0: else the run is repeated once (rerun_once),
+#    as is one without PAWS rejections where they belong.
 #    nginx sends its response and FIN in one segment (sendfile with
 #    tcp_nopush: the cork holds the data until close() adds the FIN), so
 #    that wrk never closes at the same time: a simultaneous close let the
@@ -339,8 +341,6 @@ run_clean()
 
 	[ "$RUN_SETTLED" = 1 ] || why+="connects still in SYN_SENT; "
 	[ "$RUN_LDROPS" = 0 ] || why+="srv ListenDrops $RUN_LDROPS; "
-	[ "$RUN_POTHER" = 0 ] ||
-		why+="$RUN_POTHER PAWS rejections on non-TIME_WAIT sockets; "
 	[ "$RUN_REQS" -gt 0 ] || why+="no request served; "
 	[ "$EXPECT_PAWS" = 0 ] || [ "$RUN_PAWS" -gt 0 ] ||
 		why+="no PAWS rejection in srv; "
@@ -360,16 +360,25 @@ check_counts()
 {
 	check_eq "run settled (no connect in SYN_SENT)" "$RUN_SETTLED" 1
 	check_eq "srv ListenDrops" "$RUN_LDROPS" 0
-	check_eq "srv PAWS rejections on non-TIME_WAIT sockets" "$RUN_POTHER" 0
 	# Ground truth alone: every SYN refused costs its client one SYN
 	# retransmit. Refused by a TIME_WAIT socket on PAWS (the MIB), dropped
 	# by the NAT when two SYNs raced for one tuple (insert_failed), or
-	# challenged by a socket not yet in TIME_WAIT.
-	if [ "$RUN_SEQ" = 0 ] && [ "$RUN_KALL" = "$RUN_K" ]; then
+	# challenged by a socket not yet in TIME_WAIT. The MIB also counts
+	# the non-SYN segments PAWS drops: a late segment of an earlier
+	# connection on the same NAT tuple, at a TIME_WAIT socket or, once
+	# the tuple is reused, at the new connection (6.1 under a loaded
+	# host: 2 of ~500). So: == when the module saw none of those, <=
+	# otherwise; the module's own split is checked exactly below.
+	if [ "$RUN_SEQ" = 0 ] && [ "$RUN_KALL" = "$RUN_K" ] && [ "$RUN_POTHER" = 0 ]; then
 		check_eq "clients TCPSynRetrans == srv PAWS MIB + nat insert_failed + srv TCPSYNChallenge" \
 			"$RUN_RETR" $((RUN_PAWS + RUN_INSFAIL + RUN_SYNCHAL))
+	elif [ "$RUN_SEQ" = 0 ]; then
+		diag "  $((RUN_KALL - RUN_K)) non-SYN PAWS rejections at TIME_WAIT sockets, $RUN_POTHER at other sockets"
+		check_range "clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge: srv PAWS MIB less those, up to the MIB" \
+			$((RUN_RETR - RUN_INSFAIL - RUN_SYNCHAL)) \
+			$((RUN_PAWS - RUN_KALL + RUN_K - RUN_POTHER)) "$RUN_PAWS"
 	else
-		diag "  not checked without the module: $RUN_SEQ SYNs refused on sequence, $((RUN_KALL - RUN_K)) non-SYN PAWS rejections"
+		diag "  not checked without the module: $RUN_SEQ SYNs refused on sequence"
 	fi
 	# The module against it.
 	check_mod_eq "srv TwPawsRejected + PawsEstab/SynRecvRejected == srv PAWS MIB delta" \
