@@ -73,8 +73,11 @@ STOCK_APPEND='slub_debug=FZP page_poison=1'
 # its suite was over half of CI's 90 minutes.
 STOCK_APPEND_5_10='slub_debug=FZ'
 # Debug kernels: KASAN and kmemleak do this job; a bigger log buffer keeps
-# a report from pushing the start of the run out of dmesg.
-DEBUG_APPEND='log_buf_len=8M'
+# a report from pushing the start of the run out of dmesg. KASAN prints
+# only its first report unless kasan_multi_shot: one boot of four on
+# 2026-11-25 had a report of its own at 3.4 s, before tcptw (an interrupt
+# during identify_cpu), and every later one would have gone unprinted.
+DEBUG_APPEND='log_buf_len=8M kasan_multi_shot'
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
