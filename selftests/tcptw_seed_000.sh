@@ -41,8 +41,9 @@
 #  - and the module: TwSynPawsRejected + TwSynSeqRejected == that
 #    TCPSynRetrans - insert_failed - TCPSYNChallenge (both are 0 in most
 #    runs: then TwSynPawsRejected == PAWS MIB == TCPSynRetrans),
-#    A non-SYN segment PAWS drops (a late one of an earlier connection
-#    on the tuple: 2 of ~500 on a loaded 6.1, at established sockets)
+#    A non-SYN segment that PAWS drops (a late one of an earlier
+#    connection on the tuple: 2 of ~500 on a loaded 6.1, at established
+#    sockets)
 #    is in the MIB but costs no retransmit: then, instead of ==, from
 #    the MIB less the module's non-SYN drops up to the MIB,
 #  - srv ListenDrops == 0: else the run is repeated once (rerun_once),
