@@ -6,12 +6,14 @@
  * for an RST storm).
  *
  *   tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N]
- *               [--netns PATH]
+ *               [--netns PATH] [--mark]
  *
  * IPv4 only. Source ports cycle through 1024..65535, sequence numbers are
  * random. Stops after S seconds (default 5) or N packets, whichever comes
  * first; both are bounded (S <= 3600). Prints one JSON object:
- * {"sent":N,"seconds":S,"pps":R}.
+ * {"sent":N,"seconds":S,"pps":R}. --mark executes make bench's marker
+ * instruction (scripts/insn-count.c) right before the first SYN and right
+ * after the last one; outside that QEMU plugin it is a no-op.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -35,6 +37,12 @@ struct pkt {
 	struct tcphdr tcp;
 } __attribute__((packed));
 
+/* scripts/insn-count.c counts guest instructions between two of these */
+static void insn_mark(void)
+{
+	asm volatile("xchg %%bx,%%bx" ::: "memory");
+}
+
 static void die(const char *what)
 {
 	fprintf(stderr, "tcptw_flood: %s: %s\n", what, strerror(errno));
@@ -44,7 +52,7 @@ static void die(const char *what)
 static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
-		"usage: tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N] [--netns PATH]\n");
+		"usage: tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N] [--netns PATH] [--mark]\n");
 	exit(rc);
 }
 
@@ -95,6 +103,7 @@ int main(int argc, char **argv)
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'n' },
 		{ "netns", required_argument, NULL, 'N' },
+		{ "mark", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -106,7 +115,7 @@ int main(int argc, char **argv)
 	char host[64], *colon;
 	double t0, t;
 	struct pkt pk;
-	int c, fd, one = 1;
+	int c, fd, one = 1, mark = 0;
 	uint16_t sport = 1024;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -116,6 +125,7 @@ int main(int argc, char **argv)
 		case 'S': seconds = parse_ul(optarg, "--seconds", 3600); break;
 		case 'n': count = parse_ul(optarg, "--count", 1UL << 40); break;
 		case 'N': netns = optarg; break;
+		case 'm': mark = 1; break;
 		case 'h': usage(0); break;
 		default: usage(2);
 		}
@@ -145,6 +155,8 @@ int main(int argc, char **argv)
 		die("IP_HDRINCL");
 	srandom(getpid() ^ time(NULL));
 
+	if (mark)
+		insn_mark();
 	t0 = now_s();
 	t = t0;
 	while ((!count || sent < count) && t - t0 < seconds) {
@@ -182,6 +194,8 @@ int main(int argc, char **argv)
 		if (!(++tries & 255))
 			t = now_s();
 	}
+	if (mark)
+		insn_mark();
 	t = now_s() - t0;
 	printf("{\"sent\":%lu,\"seconds\":%.3f,\"pps\":%.0f}\n", sent, t,
 	       t > 0 ? sent / t : 0.0);

@@ -14,7 +14,7 @@
  *                        [--rate N] [--gap-ms N] [--align-seconds]
  *                        [--align-every SEC]
  *                        [--burst N] [--timeout SEC] [--req-bytes N]
- *                        [--resp-bytes N] [--verbose]
+ *                        [--resp-bytes N] [--verbose] [--mark]
  *
  * Both modes are single-threaded, every blocking step is a poll() bounded
  * by the --timeout deadline, and both print one JSON object on stdout.
@@ -25,6 +25,11 @@
  * server's last ACK went through the NAT, before the next connection may
  * reuse the NAT's single port. When the client closes first, it shuts
  * down its write side and reads until the server's FIN.
+ *
+ * The client's --mark executes the marker instruction of make bench's
+ * instruction counter (scripts/insn-count.c) right before its first
+ * connection and right after its last, so that set-up and exit stay out
+ * of the count. Outside that QEMU plugin the marker is a no-op.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -77,6 +82,7 @@ struct opts {
 	bool barrier;
 	bool align;
 	bool verbose;
+	bool mark;
 };
 
 /* errno name -> count, for the JSON summary */
@@ -178,6 +184,12 @@ static void err_print(const struct errtab *t)
 	printf("}");
 }
 
+/* scripts/insn-count.c counts guest instructions between two of these */
+static void insn_mark(void)
+{
+	asm volatile("xchg %%bx,%%bx" ::: "memory");
+}
+
 static void die(const char *what, int err)
 {
 	fprintf(stderr, "tcptw_traffic: %s: %s\n", what, strerror(err));
@@ -213,6 +225,8 @@ static void usage(FILE *f, int code)
 "      --burst N               client: connects per aligned burst\n"
 "      --align-every SEC       client: bursts SEC seconds apart (default 1)\n"
 "  -v, --verbose               client: per-connect details in the JSON\n"
+"      --mark                  client: bench marker before and after the\n"
+"                              connections (scripts/insn-count.c)\n"
 "  -h, --help                  this text\n");
 	exit(code);
 }
@@ -661,6 +675,8 @@ static int run_client(const struct opts *o)
 	start = now_ms();
 	deadline = start + o->timeout * 1e3;
 	next = start;
+	if (o->mark)
+		insn_mark();
 	for (i = 0; i < o->count; i++) {
 		if (o->align && (i % o->burst) == 0) {
 			wait_second_boundary(deadline, o->align_every);
@@ -694,6 +710,8 @@ static int run_client(const struct opts *o)
 		if (o->gap_ms && i + 1 < o->count)
 			sleep_ms(o->gap_ms);
 	}
+	if (o->mark)
+		insn_mark();
 
 	printf("{\"attempts\":%lu,\"ok\":%lu,", attempts, ok);
 	err_print(&errs);
@@ -724,7 +742,7 @@ static int run_client(const struct opts *o)
 enum {
 	OPT_CLOSE_FIRST = 256, OPT_REQ, OPT_RESP, OPT_LINGER0, OPT_NO_ACCEPT,
 	OPT_BACKLOG, OPT_READY, OPT_REUSEADDR, OPT_BARRIER, OPT_CTIMEOUT,
-	OPT_RATE, OPT_GAP, OPT_ALIGN, OPT_BURST, OPT_ALIGN_EVERY,
+	OPT_RATE, OPT_GAP, OPT_ALIGN, OPT_BURST, OPT_ALIGN_EVERY, OPT_MARK,
 };
 
 static const struct option longopts[] = {
@@ -751,6 +769,7 @@ static const struct option longopts[] = {
 	{ "align-seconds",	no_argument,	   NULL, OPT_ALIGN },
 	{ "burst",		required_argument, NULL, OPT_BURST },
 	{ "align-every",	required_argument, NULL, OPT_ALIGN_EVERY },
+	{ "mark",		no_argument,	   NULL, OPT_MARK },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -872,6 +891,9 @@ int main(int argc, char **argv)
 		case OPT_ALIGN_EVERY:
 			o.align_every = parse_ul(optarg, "--align-every");
 			o.align = true;
+			break;
+		case OPT_MARK:
+			o.mark = true;
 			break;
 		default:
 			usage(stderr, 2);
