@@ -3,7 +3,11 @@
 #
 # check.sh [KERNEL...]: what `make check` runs (default kernel: 6.1; "all" =
 # every name in `kernels.sh list`; the debug kernels, `kernels.sh
-# list-debug`, only by name: KERNELS=6.1-debug).
+# list-debug`, only by name: KERNELS=6.1-debug). K:build builds tcptw.ko
+# for K (W=1) without booting it. "ci" = what CI runs (.ci/run): the whole
+# suite on one kernel per hook backend (CI_SUITE_KERNELS: 6.1 for ftrace,
+# 7.2 for fprobes), the module built for the others, the packages' chroot
+# test on both of theirs (docs/testing.md: "What CI runs").
 #   1. scripts/deps.sh
 #   2. make -C selftests (the C helpers), then per kernel: fetch, build
 #      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
@@ -122,9 +126,28 @@ run_tap() {
 
 kernels=("$@")
 [ ${#kernels[@]} -gt 0 ] || kernels=(6.1)
+# one kernel per hook backend: ftrace (5.10, 6.1) and fprobes (6.12, 7.2)
+CI_SUITE_KERNELS=${CI_SUITE_KERNELS:-6.1 7.2}
 if [[ " ${kernels[*]} " == *" all "* ]]; then
 	mapfile -t kernels < <(scripts/kernels.sh list)
+elif [[ " ${kernels[*]} " == *" ci "* ]]; then
+	# the guests' kernels first, so that they start first
+	kernels=()
+	for k in $(scripts/kernels.sh list); do
+		[[ " $CI_SUITE_KERNELS " != *" $k "* ]] || kernels+=("$k")
+	done
+	for k in $(scripts/kernels.sh list); do
+		[[ " $CI_SUITE_KERNELS " == *" $k "* ]] || kernels+=("$k:build")
+	done
 fi
+# build_only[K]: build tcptw.ko for K, boot nothing
+declare -A build_only
+for i in "${!kernels[@]}"; do
+	if [[ ${kernels[i]} == *:build ]]; then
+		kernels[i]=${kernels[i]%:build}
+		build_only[${kernels[i]}]=1
+	fi
+done
 
 # 1. dependencies
 begin deps
@@ -173,7 +196,7 @@ fi
 # VM_PARTS guests (default 2): the 5.10 suite takes twice as long as the
 # others, and whole suites could not fill two lanes evenly. Results are
 # tallied per kernel in the order given, after every guest has exited.
-multi=$([ ${#kernels[@]} -gt 1 ] && echo 1 || echo 0)
+multi=$([ $((${#kernels[@]} - ${#build_only[@]})) -gt 1 ] && echo 1 || echo 0)
 VM_JOBS=${VM_JOBS:-$((multi + 1))}
 VM_PARTS=${VM_PARTS:-$((multi + 1))}
 # a part of the 5.10 suite beside another guest takes about 25 minutes
@@ -198,6 +221,7 @@ for k in "${kernels[@]}"; do
 		failed[$k]=build
 		continue
 	fi
+	[ -z "${build_only[$k]:-}" ] || continue
 	# the test build (kmod/test.h knobs) beside it, for the race tests;
 	# run_vm.sh finds it next to $ko's directory, as "<dir>-test"
 	if ! scripts/build-kmod.sh "$k" "$CACHE/build/$k-test" TCPTW_TEST=1 \
@@ -229,8 +253,11 @@ done
 # beside the guests, then a guest per kernel when a VM slot is free.
 deb_kernels=()
 for k in "${kernels[@]}"; do
+	# a kernel only built gets the chroot part (dkms builds and installs
+	# the module there), not the guest
 	case $k in
-	6.1 | 5.10) [ -n "${failed[$k]}" ] || deb_kernels+=("$k") ;;
+	6.1 | 5.10) [ -n "${failed[$k]}" ] ||
+		deb_kernels+=("$k${build_only[$k]:+:novm}") ;;
 	esac
 done
 deb_pid=
@@ -286,6 +313,11 @@ for k in "${kernels[@]}"; do
 		;;
 	esac
 	pass "build tcptw.ko for $k (W=1, no warnings)"
+	if [ -n "${build_only[$k]:-}" ]; then
+		skip "selftests on $k" "$k:build: built, not booted (the suite runs on ${CI_SUITE_KERNELS// /, })"
+		end
+		continue
+	fi
 	if [ -z "${vm_pid[$k.0]:-}" ]; then
 		skip "selftests on $k" "selftests/run_vm.sh does not exist yet"
 		end
