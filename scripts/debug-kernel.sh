@@ -7,7 +7,7 @@
 #                               KDIR= KEY= MAKE_SECONDS=) on stdout
 # debug-kernel.sh key [PKG]     the cache key it would use: SRCVERSION-CONFIGHASH
 #
-# The kernel of the debug lane (README: Testing): Debian's PKG source
+# The kernel of the debug lane (docs/testing.md: Lanes): Debian's PKG source
 # (default linux-source-6.1; apt-get download + dpkg-deb -x, never
 # installed) configured as x86_64_defconfig + kvm_guest.config +
 # scripts/debug-kernel.config (KASAN, lockdep, kmemleak, what the

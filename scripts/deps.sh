@@ -55,7 +55,7 @@ fi
 
 # QEMU: bookworm's 7.2 lets a TCG guest run code its kernel has just
 # patched back (ftrace, kprobes, jump labels): the guest dies on an int3
-# nobody placed or a jump to 0, on every kernel here (README: Status;
+# nobody placed or a jump to 0, on every kernel here (docs/testing.md;
 # scripts/kprobe-stress.sh reproduces it). QEMU 10 from bookworm-backports
 # does not; only its four qemu/seabios packages move, nothing else.
 qemu_major() {

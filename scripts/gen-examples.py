@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
 #
-# gen-examples.py [--check]: the CLI examples of README.md, docs/tcptw.8 and
-# `tcptw --help` (userspace/help_examples.inc), all from the real output in
-# docs/examples/*.txt that `make examples` captures in a guest
-# (selftests/examples_vm.sh). Long outputs are abridged the same way in all
-# three, each cut marked "...". --check changes nothing and exits 1 (with a
-# diff) if any of the three is out of date.
+# gen-examples.py [--check]: the CLI examples of docs/tcptw.8 (every
+# command) and README.md (a tour: one per command family), all from the
+# real output in docs/examples/*.txt that `make examples` captures in a
+# guest (selftests/examples_vm.sh). Long outputs are abridged, each cut
+# marked "...". --check changes nothing and exits 1 (with a diff) if either
+# file is out of date.
 #
 # An example file: "# CAPTION", "$ tcptw ARGS", the output, "# exit status N".
 
@@ -18,20 +18,20 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXDIR = os.path.join(REPO, 'docs', 'examples')
 
-# (file, command, how to abridge): None = whole; ('keep', regex) = lines
-# matching regex (runs of others become one "..."); ('tail', n).
+# (file, how to abridge): None = whole; ('keep', regex) = lines matching
+# regex (runs of others become one "..."); ('tail', n).
 EXAMPLES = [
-    ('stat', 'stat', ('keep', r'^\S|^  Tw(Created|Overflow|PawsRejected|'
+    ('stat', ('keep', r'^\S|^  Tw(Created|Overflow|PawsRejected|'
                       r'SynPawsRejected|SynSeqRejected|SynRecycled|AckSent|'
                       r'RstSent|KilledByRst) |'
                       r'^  TcpExt(TW|TWRecycled|TWKilled|PAWSActive|'
                       r'PAWSEstab) |^  (entries|max) |'
                       r'^  (tcp_timestamps|tcp_tw_reuse|ip_local_port_range_lo|'
                       r'ip_local_port_range_hi|tcp_max_tw_buckets) ')),
-    ('watch', 'watch', None),
-    ('diagnose', 'diagnose', None),
-    ('events', 'events', ('tail', 6)),
-    ('export', 'export', ('keep', r'^tcptw_module_loaded|'
+    ('watch', None),
+    ('diagnose', None),
+    ('events', ('tail', 6)),
+    ('export', ('keep', r'^tcptw_module_loaded|'
                         r'tcptw_tw_syn_paws_rejected_total|'
                         r'tcptw_tw_reuse_denied_total|'
                         r'TcpExt_PAWSEstab_total|'
@@ -40,16 +40,30 @@ EXAMPLES = [
                         r'tw_syn_paws_rejected_total|tw_reuse_denied_total|'
                         r'netstat_TcpExt_PAWSEstab_total|'
                         r'peer_syn_paws_rejected_total) ')),
-    ('peers', 'peers', None),
-    ('sockets', 'sockets', None),
-    ('listeners', 'listeners', None),
-    ('no-module', 'diagnose', None),
+    ('peers', None),
+    ('sockets', None),
+    ('listeners', None),
+    ('no-module', None),
 ]
 
-HELP_LINES = 8          # lines of each example in `tcptw --help`
+# The README's tour: one example per command family (counters, census,
+# tables, diagnose, export), cut shorter than in the man page; a caption
+# of its own where the file's leans on the example before it.
+README_TOUR = [
+    ('stat', ('keep', r'^(netns|tcptw counters|kernel MIBs|sysctls)|'
+              r'^  Tw(PawsRejected|SynPawsRejected) |'
+              r'^  TcpExtPAWSEstab |^  (tcp_timestamps|tcp_tw_reuse) ')),
+    ('sockets', None, 'A client with 50 ephemeral ports and tcp_tw_reuse=0 '
+                      'after 60 connects, in its netns'),
+    ('listeners', None),
+    ('diagnose', None),
+    ('export', ('keep', r'^tcptw_tw_syn_paws_rejected_total|'
+                r'^tcptw_peer_syn_paws_rejected_total|'
+                r'^# (HELP|TYPE) tcptw_tw_syn_paws_rejected_total ')),
+]
 
 
-def load(name, how):
+def load(name, how, caption=None):
     """caption, command line, abridged output lines, exit status"""
     with open(os.path.join(EXDIR, name + '.txt')) as f:
         lines = f.read().rstrip('\n').split('\n')
@@ -57,7 +71,8 @@ def load(name, how):
             not lines[1].startswith('$ tcptw ') or
             not re.match(r'# exit status \d+$', lines[-1])):
         sys.exit(f'gen-examples: {name}.txt: not an example file')
-    caption, cmd, out = lines[0][2:], lines[1], lines[2:-1]
+    cmd, out = lines[1], lines[2:-1]
+    caption = caption or lines[0][2:]
     status = int(lines[-1].split()[-1])
     if how and how[0] == 'tail' and len(out) > how[1]:
         out = ['...'] + out[-how[1]:]
@@ -83,7 +98,7 @@ def body(cmd, out, status):
 
 def markdown(examples):
     md = []
-    for name, _, (caption, cmd, out, status) in examples:
+    for name, (caption, cmd, out, status) in examples:
         md += [f'{caption} (`docs/examples/{name}.txt`):', '', '```']
         md += body(cmd, out, status)
         md += ['```', '']
@@ -99,37 +114,11 @@ def troff_escape(line):
 
 def troff(examples):
     t = []
-    for _, _, (caption, cmd, out, status) in examples:
+    for _, (caption, cmd, out, status) in examples:
         t += ['.PP', troff_escape(caption) + ':', '.PP', '.nf', '.RS']
         t += [troff_escape(x) for x in body(cmd, out, status)]
         t += ['.RE', '.fi']
     return t
-
-
-def c_string(line):
-    return '"' + line.replace('\\', '\\\\').replace('"', '\\"') + '\\n"'
-
-
-def c_include(examples):
-    c = ['/* SPDX-License-Identifier: GPL-2.0 */',
-         '/* Generated by scripts/gen-examples.py from docs/examples/: '
-         'do not edit. */',
-         '',
-         f'#define HELP_EXAMPLE_LINES {HELP_LINES}',
-         '',
-         'static const struct help_example {',
-         '\tconst char *command;',
-         '\tconst char *caption;',
-         '\tconst char *text;',
-         '} help_examples[] = {']
-    for _, command, (caption, cmd, out, status) in examples:
-        c += ['\t{', f'\t\t"{command}",', '\t\t' + c_string(caption)[:-3] +
-              '",', '\t\t""']
-        c += ['\t\t' + c_string(x) for x in body(cmd, out, status)]
-        c[-1] += ','
-        c += ['\t},']
-    c += ['};']
-    return c
 
 
 def splice(path, begin, end, new):
@@ -147,25 +136,18 @@ def main():
     check = sys.argv[1:] == ['--check']
     if sys.argv[1:] and not check:
         sys.exit('usage: gen-examples.py [--check]')
-    examples = [(name, command, load(name, how))
-                for name, command, how in EXAMPLES]
+    every = [(name, load(name, how)) for name, how in EXAMPLES]
+    tour = [(t[0], load(t[0], t[1], *t[2:])) for t in README_TOUR]
     outputs = [
         (os.path.join(REPO, 'README.md'),) + splice(
             os.path.join(REPO, 'README.md'),
             '<!-- BEGIN EXAMPLES: scripts/gen-examples.py -->',
-            '<!-- END EXAMPLES -->', [''] + markdown(examples) + ['']),
+            '<!-- END EXAMPLES -->', [''] + markdown(tour) + ['']),
         (os.path.join(REPO, 'docs', 'tcptw.8'),) + splice(
             os.path.join(REPO, 'docs', 'tcptw.8'),
             '.\\" BEGIN EXAMPLES: scripts/gen-examples.py',
-            '.\\" END EXAMPLES', troff(examples)),
+            '.\\" END EXAMPLES', troff(every)),
     ]
-    inc = os.path.join(REPO, 'userspace', 'help_examples.inc')
-    try:
-        with open(inc) as f:
-            old_inc = f.read().rstrip('\n').split('\n')
-    except FileNotFoundError:
-        old_inc = []
-    outputs.append((inc, old_inc, c_include(examples)))
 
     stale = 0
     for path, old, new in outputs:

@@ -65,7 +65,7 @@ DEBUG_TABLE='
 # report says BUG and fails the run instead of passing silently. Not U
 # (a stack trace saved at every slab alloc and free: the cost, and only
 # the report's detail) and not init_on_free: page_poison overrides it
-# ("will take precedence"). Cost measured in README: Testing.
+# ("will take precedence"). Cost measured in docs/testing.md: Lanes.
 STOCK_APPEND='slub_debug=FZP page_poison=1'
 # 5.10 keeps the red zones and free checks but not the poisoning (P,
 # page_poison): with it its guests ran twice as long (tcptw_listen.sh 386 s

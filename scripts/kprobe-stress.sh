@@ -9,9 +9,10 @@
 # rp = both; default rp) on tcptw's hook sites CYCLES times (default 100)
 # under NAT+PAWS traffic, with tcptw unloaded. Exit 0 if the kernel
 # survived every cycle with a clean log. This is how the "7.2 panics on
-# reload" of README: Status was traced to QEMU: on bookworm's QEMU 7.2
-# (TCG) 6.12 and 7.2 guests die here within about 100 cycles, on QEMU 10
-# they do not. VM_QEMU_BIN=/path/to/qemu-system-x86_64 picks the QEMU
+# reload" (docs/testing.md: Known limits) was traced to QEMU: on
+# bookworm's QEMU 7.2 (TCG) 6.12 and 7.2 guests die here within about 100
+# cycles, on QEMU 10 they do not.
+# VM_QEMU_BIN=/path/to/qemu-system-x86_64 picks the QEMU
 # (an older one may also need QEMU_MODULE_DIR for its accel-tcg module).
 set -euo pipefail
 

@@ -4,9 +4,9 @@
 # soak.sh [KERNEL]: `make soak`. The full soak, selftests/tcptw_soak.sh
 # with TCPTW_SOAK=full (1000 reloads, 2000 namespaces, 60 s floods, 10^5
 # control writes, 100 NAT+PAWS runs), in one guest of KERNEL (default
-# 6.1; the debug kernel where README says so). Hours under TCG: bounded by
-# VM_TIMEOUT (default 6 h). SOAK_* variables scale each part (see the
-# script). The log goes to .cache/logs/soak-KERNEL.log; the last line
+# 6.1; the debug kernel where docs/testing.md says so). Hours under TCG:
+# bounded by VM_TIMEOUT (default 6 h). SOAK_* variables scale each part
+# (see the script). The log goes to .cache/logs/soak-KERNEL.log; the last line
 # printed is the soak's summary line. Exit 0 iff every part passed.
 set -uo pipefail
 

@@ -109,7 +109,7 @@ if ! take_slot; then
 fi
 
 # QEMU before 10 (bookworm's 7.2) kills TCG guests whose kernel patches
-# its own text under load (README: Status); deps.sh installs 10.
+# its own text under load (docs/testing.md: Known limits); deps.sh installs 10.
 qemu_major=$("${VM_QEMU_BIN:-qemu-system-x86_64}" --version 2>/dev/null |
 	sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
 if [ "${qemu_major:-0}" -lt 10 ]; then

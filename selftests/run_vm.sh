@@ -71,7 +71,7 @@ fi
 # A hook that skipped a call (the fourth column, since the last load): a
 # kretprobe with no free instance (maxactive is sized so that it never
 # should), a kprobe nested in another kprobe's handler on the same CPU
-# (5.10, 6.1: README "Limits"), an fprobe recursing in one context.
+# (docs/design.md: Limits), an fprobe recursing in one context.
 if [ -r /proc/net/tcptw/probes ]; then
 	missed=$(timeout 10 awk -F'\t' '$4 > 0 { printf " %s=%s", $1, $4 }' \
 		/proc/net/tcptw/probes)

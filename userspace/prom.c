@@ -137,7 +137,7 @@ static void addu(struct prom *p, const char *family, const char *type,
 		add(p, family, NULL, type, help, val, NULL);
 }
 
-/* HELP of the module's counters: one line of README's meaning each. */
+/* HELP of the module's counters: one line of meaning each (proc-format.md). */
 static const char *const ctr_help[][2] = {
 	{ "TwCreated", "TIME_WAIT sockets created (FIN_WAIT2 substate included)" },
 	{ "TwOverflow", "TIME_WAIT not created: tcp_max_tw_buckets reached" },
