@@ -6,9 +6,11 @@
 #   userspace/*.[ch], with --codespell when the dictionary is installed,
 #   plus the rule that LINUX_VERSION_CODE appears nowhere in kmod/ (the
 #   version facts no header tells live in kmod/compat/Kbuild.include,
-#   which compat.h turns into helpers), and that the CLI examples of
-#   README.md, docs/tcptw.8 and --help are those of docs/examples/, and
-#   that sparse (C=2) finds nothing in the module built for the default
+#   which compat.h turns into helpers), that the CLI examples of
+#   README.md and docs/tcptw.8 are those of docs/examples/, that
+#   selftests/README.md has a row for every selftests/tcptw_*.sh and none
+#   for a script that is gone, with no count of scripts there or in
+#   README.md to drift, and that sparse (C=2) finds nothing in the module built for the default
 #   kernel (in .cache/build/sparse-K/, apart from the build make check
 #   loads into its guests).
 #   And shellcheck (severity warning, settings in .shellcheckrc) over the
@@ -70,7 +72,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..7"
+echo "1..8"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
@@ -85,13 +87,45 @@ else
 	ok "no LINUX_VERSION_CODE in kmod"
 fi
 
-# README.md, docs/tcptw.8 and `tcptw --help` show the same real examples,
-# those captured in docs/examples/ (make examples).
+# README.md and docs/tcptw.8 show real examples, those captured in
+# docs/examples/ (make examples).
 if out=$(python3 scripts/gen-examples.py --check 2>&1); then
-	ok "CLI examples in README, man page and --help match docs/examples"
+	ok "CLI examples in README and man page match docs/examples"
 else
 	diag <<<"$out"
-	not_ok "CLI examples in README, man page and --help match docs/examples"
+	not_ok "CLI examples in README and man page match docs/examples"
+fi
+
+# The selftests index: a row per script, no row for a script that is gone,
+# and no "N of N scripts" to drift as scripts come and go.
+docs_index() {
+	local f b rc=0
+
+	for f in selftests/tcptw_*.sh; do
+		b=${f#selftests/}
+		if ! grep -qF "| \`$b\` |" selftests/README.md; then
+			echo "selftests/README.md: no row for $b"
+			rc=1
+		fi
+	done
+	while read -r b; do
+		if [ ! -e "selftests/$b" ]; then
+			echo "selftests/README.md: a row for $b, which does not exist"
+			rc=1
+		fi
+	done < <(grep -o '^| `[^`]*\.sh`' selftests/README.md | tr -d '|` ')
+	if grep -nEi '\b[0-9]+ (of [0-9]+ )?(selftest |test )?scripts\b' \
+		README.md selftests/README.md; then
+		echo "a count of scripts: it drifts, say what runs instead"
+		rc=1
+	fi
+	return $rc
+}
+if out=$(docs_index 2>&1); then
+	ok "selftests/README.md indexes every selftest, no script counts"
+else
+	diag <<<"$out"
+	not_ok "selftests/README.md indexes every selftest, no script counts"
 fi
 
 # the shell: selftests, VM runner, CI
