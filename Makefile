@@ -62,9 +62,10 @@ bench:
 soak:
 	scripts/soak.sh $(KERNEL)
 
-# The field reports at their own numbers with their own tools (ab, wrk,
-# nginx, php-fpm) in a guest of $(KERNEL): out of make check while a known
-# defect stands (README: Status).
+# The field reports with their own tools (ab, wrk, nginx, php-fpm),
+# selftests/tcptw_seed_*.sh, in one guest of $(KERNEL), whichever kernel it
+# is. make check runs the same scripts, on the kernels they name and scaled
+# to CI's time (docs/testing.md: The field reports, reproduced).
 seeds:
 	scripts/seeds.sh $(KERNEL)
 

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Copyright (c) 2025 The tcptw authors.
 #
-# The NAT + server TIME_WAIT topology of docs (shared reference nat-paws.md),
-# sourced by tcptw_nat_paws.sh, tcptw_lifecycle.sh and demo_vm.sh:
+# The NAT + server TIME_WAIT topology of the NAT + PAWS tests, sourced by
+# every script that needs it (grep -l nat_topo.sh selftests/*.sh):
 #
 #   c1 198.18.1.2 --eth0---n-c1-- nat 198.18.1.1
 #                                      198.18.0.1 --n-srv---eth0-- srv 198.18.0.2:8080

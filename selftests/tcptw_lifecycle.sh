@@ -341,7 +341,7 @@ test_reload()
 	# Not all of them: one NAT port shared by background and foreground
 	# clients, with per-connection TS offsets (6.1.192+), occasionally
 	# loses a connection to repeated rejections and conntrack timing
-	# (nat-paws.md pitfall 1), reloads or not. What the issue requires
+	# (see nat_topo.sh), reloads or not. What the issue requires
 	# is that traffic flows across the reloads and the kernel log stays
 	# clean; the numbers above are printed for a human.
 	check_gt "background connections ok" "$b" 0

@@ -3,7 +3,7 @@
 # Copyright (c) 2025 The tcptw authors.
 #
 # PAWS rejections of SYNs by server TIME_WAIT sockets behind a NAT
-# (seed 000), following the measured recipe (shared reference nat-paws.md):
+# (seed 000), following the measured recipe of nat_topo.sh:
 #
 #   c1 198.18.1.2 --eth0---n-c1--+
 #                                nat ---n-srv---eth0-- srv 198.18.0.2:8080
