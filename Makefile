@@ -50,7 +50,7 @@ demo:
 	scripts/demo.sh $(KERNEL)
 
 # Real output of every CLI command, captured in a guest of $(KERNEL) into
-# docs/examples/ and from there into README.md, docs/tcptw.8 and --help.
+# docs/examples/ and from there into docs/tcptw.8 and README.md.
 examples:
 	scripts/demo.sh --examples $(KERNEL)
 

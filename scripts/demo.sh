@@ -8,7 +8,7 @@
 # guest's exit code (125 if the VM itself failed).
 # --examples (`make examples`): runs selftests/examples_vm.sh instead, which
 # writes real output of every tcptw command into docs/examples/, then
-# scripts/gen-examples.py puts it into README.md, docs/tcptw.8 and --help.
+# scripts/gen-examples.py puts it into docs/tcptw.8 and README.md.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -42,4 +42,3 @@ done
 rm -rf docs/examples
 mv docs/examples.new docs/examples
 scripts/gen-examples.py
-make -C userspace tcptw

@@ -4,8 +4,8 @@
 #
 # examples_vm.sh KO_PATH OUTDIR : for `make examples`, inside the guest:
 # real output of every tcptw command, one file per example in OUTDIR
-# (docs/examples/), from which README.md, docs/tcptw.8 and `tcptw --help`
-# take their examples (scripts/gen-examples.py).
+# (docs/examples/), from which docs/tcptw.8 and README.md take their
+# examples (scripts/gen-examples.py).
 #
 #   before insmod         no-module.txt   tcptw diagnose --since 1
 #   NAT + PAWS (nat_topo.sh, 41 connections 50 ms apart, server closes

@@ -77,9 +77,8 @@ static const char usage_text[] =
 	"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
 	"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
 	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's\n"
-	"own MIBs, sysctls and conntrack and says how to load the module.\n";
-
-#include "help_examples.inc"
+	"own MIBs, sysctls and conntrack and says how to load the module.\n"
+	"The reference, with real output of every command: man tcptw.\n";
 
 /* a usage error: what was wrong and where to look, not the whole help */
 static int short_usage(void)
@@ -101,52 +100,21 @@ static int bad_usage(const char *fmt, const char *arg)
 	return short_usage();
 }
 
-/* the first @max_lines lines of @text, "  ..." if there are more */
-static void print_lines(const char *text, int max_lines)
-{
-	const char *nl;
-	int n = 0;
-
-	while (*text && (max_lines < 0 || n < max_lines)) {
-		nl = strchr(text, '\n');
-		if (!nl)
-			nl = text + strlen(text) - 1;
-		if (nl > text)
-			printf("    %.*s\n", (int)(nl - text), text);
-		else
-			putchar('\n');
-		text = nl + 1;
-		n++;
-	}
-	if (*text)
-		printf("    ...\n");
-}
-
 /*
- * --help: the usage and, for every command, the head of a real example
- * (docs/examples/, see scripts/gen-examples.py); COMMAND --help: the
- * whole of that command's examples.
+ * --help: the usage alone, as nstat's; the reference, with real output of
+ * every command, is the man page (docs/tcptw.8). COMMAND --help: the same,
+ * if COMMAND is one.
  */
 static int print_help(const char *command)
 {
 	size_t i;
-	bool found = false;
 
-	if (!command) {
-		fputs(usage_text, stdout);
-		printf("\nExamples (real output, Debian 6.1 guest; "
-		       "tcptw COMMAND --help shows the whole):\n");
-	}
-	for (i = 0; i < ARRAY_SIZE(help_examples); i++) {
-		if (command && strcmp(command, help_examples[i].command))
-			continue;
-		found = true;
-		printf("\n  %s:\n", help_examples[i].caption);
-		print_lines(help_examples[i].text,
-			    command ? -1 : HELP_EXAMPLE_LINES);
-	}
-	if (command && !found)
+	for (i = 0; command && i < ARRAY_SIZE(commands); i++)
+		if (!strcmp(command, commands[i].name))
+			break;
+	if (command && i == ARRAY_SIZE(commands))
 		return bad_usage("unknown command: %s", command);
+	fputs(usage_text, stdout);
 	return EXIT_OK;
 }
 

@@ -114,26 +114,21 @@ static void test_help_version(void **state)
 	struct result r = run("", "--help");
 	size_t i;
 
-	char want[64];
-
 	(void)state;
 	assert_int_equal(r.rc, 0);
 	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
 		assert_non_null(strstr(r.out, cmds[i]));
-	/* the whole usage text, then a real example of every command */
-	assert_non_null(strstr(r.out, "says how to load the module.\n"));
-	for (i = 0; i < 8; i++) {
-		snprintf(want, sizeof(want), "    $ tcptw %s", cmds[i]);
-		assert_non_null(strstr(r.out, want));
-	}
+	/* the usage alone, as nstat's: the examples are in the man page */
+	assert_non_null(strstr(r.out, "man tcptw"));
+	assert_null(strstr(r.out, "$ tcptw"));
+	assert_true(lines(r.out) <= 50);
+	assert_string_equal(r.err, "");
 	done(&r);
-	/* COMMAND --help: that command's examples, whole */
+	/* COMMAND --help: the same usage */
 	r = run("", "sockets --help");
 	assert_int_equal(r.rc, 0);
-	assert_non_null(strstr(r.out, "    $ tcptw sockets"));
-	assert_non_null(strstr(r.out, "range%"));
-	assert_null(strstr(r.out, "$ tcptw stat"));
-	assert_null(strstr(r.out, "    ...\n"));
+	assert_non_null(strstr(r.out, "Usage: tcptw COMMAND"));
+	assert_null(strstr(r.out, "$ tcptw"));
 	done(&r);
 	r = run("", "-V");
 	assert_int_equal(r.rc, 0);
