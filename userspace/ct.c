@@ -11,7 +11,7 @@
 #include <linux/netfilter/nfnetlink_conntrack.h>
 
 #include "ct.h"
-#include "mnl.h"
+#include "nl.h"
 #include "proc.h"
 #include "sysctl.h"
 

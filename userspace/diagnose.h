@@ -8,7 +8,7 @@
 
 #include "counters.h"
 #include "events.h"
-#include "nl.h"
+#include "census.h"
 #include "sysctl.h"
 #include "tables.h"
 

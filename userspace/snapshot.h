@@ -10,7 +10,7 @@
 #include "ct.h"
 #include "diagnose.h"
 #include "events.h"
-#include "nl.h"
+#include "census.h"
 #include "sysctl.h"
 #include "tables.h"
 

@@ -16,7 +16,7 @@
 #include "ct.h"
 #include "diagnose.h"
 #include "netns.h"
-#include "nl.h"
+#include "census.h"
 #include "proc.h"
 #include "prom.h"
 #include "snapshot.h"
