@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /* Copyright (C) 2026 The tcptw authors. */
+/* The commands (cmd_<name>.c), their options and exit codes. */
 #ifndef _TCPTW_CMDS_H
 #define _TCPTW_CMDS_H
 
 #include <stdbool.h>
-#include <stdatomic.h>
 #include <sys/types.h>
-
-#include "output.h"
-#include "snapshot.h"
 
 /* Exit codes, documented in tcptw(8). */
 enum {
@@ -42,17 +39,5 @@ int cmd_peers(const struct opts *o);
 int cmd_listeners(const struct opts *o);
 int cmd_export(const struct opts *o);
 int cmd_diagnose(const struct opts *o);
-
-/* Shared by the commands. */
-extern atomic_int tcptw_stop;
-void install_stop_handlers(void);
-/* Sleep up to @secs; false if interrupted by SIGINT/SIGTERM. */
-bool sleep_interruptible(double secs);
-/* Sleep until CLOCK_MONOTONIC reads @deadline; false if interrupted. */
-bool sleep_until(double deadline);
-int fail(const char *what, int err);
-void module_note(struct out *o, const struct snapshot *s);
-void module_hint_once(const struct snapshot *s, const char *what);
-const char *module_hint(void);
 
 #endif /* _TCPTW_CMDS_H */

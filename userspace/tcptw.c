@@ -10,6 +10,7 @@
 #include "cmds.h"
 #include "netns.h"
 #include "proc.h"
+#include "util.h"
 
 #ifndef TCPTW_VERSION
 #define TCPTW_VERSION "unknown"
