@@ -80,17 +80,17 @@ static const char *const REMEDY_IDLE[] = {
 	NULL
 };
 
-static uint64_t dm(const struct diag_input *in, const char *name)
+static uint64_t mod_delta(const struct diag_input *in, const char *name)
 {
 	return in->mod ? deltaset_get(in->mod, name) : 0;
 }
 
-static uint64_t dk(const struct diag_input *in, const char *name)
+static uint64_t mib_delta(const struct diag_input *in, const char *name)
 {
 	return in->mib ? deltaset_get(in->mib, name) : 0;
 }
 
-static uint64_t dc(const struct diag_input *in, const char *name)
+static uint64_t ct_delta(const struct diag_input *in, const char *name)
 {
 	return in->ct ? deltaset_get(in->ct, name) : 0;
 }
@@ -312,9 +312,9 @@ static void clock_note(struct finding *f, const struct diag_input *in,
 
 static void rule_paws(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t syn = dm(in, "TwSynPawsRejected");
-	uint64_t tw = dm(in, "TwPawsRejected");
-	uint64_t ktw = dk(in, "TcpExtPAWSTimewait");
+	uint64_t syn = mod_delta(in, "TwSynPawsRejected");
+	uint64_t tw = mod_delta(in, "TwPawsRejected");
+	uint64_t ktw = mib_delta(in, "TcpExtPAWSTimewait");
 	struct finding *f;
 
 	/*
@@ -333,8 +333,8 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, "TwSynPawsRejected", syn);
 	ev_delta(f, in, "TwPawsRejected", tw);
 	ev_delta(f, in, "TcpExtPAWSTimewait", ktw);
-	ev_delta(f, in, "TcpExtPAWSEstab", dk(in, "TcpExtPAWSEstab"));
-	ev_delta(f, in, "TcpExtTCPSynRetrans", dk(in, "TcpExtTCPSynRetrans"));
+	ev_delta(f, in, "TcpExtPAWSEstab", mib_delta(in, "TcpExtPAWSEstab"));
+	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
 	name_peers(f, in, "tw_syn_paws_rejected", false, "syn_paws_rejected");
 	if (f->npeers) {
@@ -352,7 +352,7 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 
 static void rule_seq(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t seq = dm(in, "TwSynSeqRejected");
+	uint64_t seq = mod_delta(in, "TwSynSeqRejected");
 	bool ts_off = sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0;
 	struct finding *f;
 
@@ -365,7 +365,7 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	ev_delta(f, in, "TwSynSeqRejected", seq);
-	ev_delta(f, in, "TcpExtTCPSynRetrans", dk(in, "TcpExtTCPSynRetrans"));
+	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
 	name_peers(f, in, "tw_syn_seq_rejected", false, "");
 	rfc1337_note(f, in);
@@ -411,8 +411,8 @@ static void tw_sides(struct finding *f, const struct diag_input *in)
 
 static void rule_ports(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t ex = dm(in, "ConnectPortExhausted");
-	uint64_t tup = dm(in, "ConnectTupleInUse");
+	uint64_t ex = mod_delta(in, "ConnectPortExhausted");
+	uint64_t tup = mod_delta(in, "ConnectTupleInUse");
 	const struct census_ep *worst = NULL;
 	double share = 0, s;
 	struct finding *f;
@@ -436,17 +436,17 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 		return;
 	ev_delta(f, in, "ConnectPortExhausted", ex);
 	ev_delta(f, in, "ConnectTupleInUse", tup);
-	ev_delta(f, in, "TwReuseGranted", dm(in, "TwReuseGranted"));
+	ev_delta(f, in, "TwReuseGranted", mod_delta(in, "TwReuseGranted"));
 	ev_delta(f, in, "TwReuseDeniedDisabled",
-		 dm(in, "TwReuseDeniedDisabled"));
+		 mod_delta(in, "TwReuseDeniedDisabled"));
 	ev_delta(f, in, "TwReuseDeniedLoopbackOnly",
-		 dm(in, "TwReuseDeniedLoopbackOnly"));
+		 mod_delta(in, "TwReuseDeniedLoopbackOnly"));
 	ev_delta(f, in, "TwReuseDeniedNoTimestamps",
-		 dm(in, "TwReuseDeniedNoTimestamps"));
+		 mod_delta(in, "TwReuseDeniedNoTimestamps"));
 	ev_delta(f, in, "TwReuseDeniedTooRecent",
-		 dm(in, "TwReuseDeniedTooRecent"));
+		 mod_delta(in, "TwReuseDeniedTooRecent"));
 	ev_delta(f, in, "TwReuseDeniedFinWait2",
-		 dm(in, "TwReuseDeniedFinWait2"));
+		 mod_delta(in, "TwReuseDeniedFinWait2"));
 	if (worst && share > 0 && f->nev < DIAG_MAX_EV) {
 		struct evidence *e = &f->ev[f->nev++];
 
@@ -463,15 +463,15 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
 	tw_sides(f, in);
 	reuse = sysctl_get(in->sys, SC_TCP_TW_REUSE, 2);
-	if (dm(in, "TwReuseDeniedDisabled") ||
-	    dm(in, "TwReuseDeniedLoopbackOnly"))
+	if (mod_delta(in, "TwReuseDeniedDisabled") ||
+	    mod_delta(in, "TwReuseDeniedLoopbackOnly"))
 		note(f, "net.ipv4.tcp_tw_reuse=%lld: TIME_WAIT ports are reused %s",
 		     reuse, reuse == 2 ? "only over loopback" : "never");
-	if (dm(in, "TwReuseDeniedNoTimestamps")) {
+	if (mod_delta(in, "TwReuseDeniedNoTimestamps")) {
 		note(f, "reuse denied for lack of timestamps:");
 		more(f, "tcp_tw_reuse needs tcp_timestamps on both ends");
 	}
-	if (dm(in, "TwReuseDeniedTooRecent")) {
+	if (mod_delta(in, "TwReuseDeniedTooRecent")) {
 		note(f, "reuse denied as too recent: one reuse per port per %lld",
 		     sysctl_get(in->sys, SC_TCP_TW_REUSE_DELAY, 1000));
 		more(f, "ms (tcp_tw_reuse_delay), so the range caps the");
@@ -482,8 +482,8 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 static void rule_tw_overflow(const struct diag_input *in,
 			     struct diag_result *r)
 {
-	uint64_t o = dm(in, "TwOverflow");
-	uint64_t k = dk(in, "TcpExtTCPTimeWaitOverflow");
+	uint64_t o = mod_delta(in, "TwOverflow");
+	uint64_t k = mib_delta(in, "TcpExtTCPTimeWaitOverflow");
 	struct finding *f;
 
 	if (!o && !k)
@@ -504,10 +504,11 @@ static void rule_tw_overflow(const struct diag_input *in,
 
 static void rule_listen(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t ov = dm(in, "ListenOverflow"), kov = dk(in,
-		"TcpExtListenOverflows");
-	uint64_t kdr = dk(in, "TcpExtListenDrops");
-	uint64_t syn = dm(in, "ListenSynDrop") + dk(in, "TcpExtTCPReqQFullDrop");
+	uint64_t ov = mod_delta(in, "ListenOverflow");
+	uint64_t kov = mib_delta(in, "TcpExtListenOverflows");
+	uint64_t kdr = mib_delta(in, "TcpExtListenDrops");
+	uint64_t syn = mod_delta(in, "ListenSynDrop") +
+		       mib_delta(in, "TcpExtTCPReqQFullDrop");
 	struct finding *f;
 	size_t i;
 
@@ -524,15 +525,15 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	ev_delta(f, in, "ListenOverflow", ov);
-	ev_delta(f, in, "ListenOverflowSyn", dm(in, "ListenOverflowSyn"));
-	ev_delta(f, in, "ListenOverflowAck", dm(in, "ListenOverflowAck"));
-	ev_delta(f, in, "ListenSynDrop", dm(in, "ListenSynDrop"));
-	ev_delta(f, in, "ListenSynCookieSent", dm(in, "ListenSynCookieSent"));
+	ev_delta(f, in, "ListenOverflowSyn", mod_delta(in, "ListenOverflowSyn"));
+	ev_delta(f, in, "ListenOverflowAck", mod_delta(in, "ListenOverflowAck"));
+	ev_delta(f, in, "ListenSynDrop", mod_delta(in, "ListenSynDrop"));
+	ev_delta(f, in, "ListenSynCookieSent", mod_delta(in, "ListenSynCookieSent"));
 	ev_delta(f, in, "TcpExtListenOverflows", kov);
 	ev_delta(f, in, "TcpExtListenDrops", kdr);
 	ev_delta(f, in, "TcpExtTCPReqQFullDrop",
-		 dk(in, "TcpExtTCPReqQFullDrop"));
-	ev_delta(f, in, "TcpExtSyncookiesSent", dk(in, "TcpExtSyncookiesSent"));
+		 mib_delta(in, "TcpExtTCPReqQFullDrop"));
+	ev_delta(f, in, "TcpExtSyncookiesSent", mib_delta(in, "TcpExtSyncookiesSent"));
 	ev_sysctl(f, in, SC_SOMAXCONN);
 	ev_sysctl(f, in, SC_TCP_MAX_SYN_BACKLOG);
 	ev_sysctl(f, in, SC_TCP_SYNCOOKIES);
@@ -566,10 +567,11 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 static void rule_conntrack(const struct diag_input *in,
 			   struct diag_result *r)
 {
-	uint64_t full = dm(in, "ConntrackTableFull"), drop = dc(in, "drop");
-	uint64_t early = dc(in, "early_drop");
-	uint64_t ct_ins = dc(in, "insert_failed");
-	uint64_t ins = dm(in, "ConntrackInsertFailed") + ct_ins;
+	uint64_t full = mod_delta(in, "ConntrackTableFull");
+	uint64_t drop = ct_delta(in, "drop");
+	uint64_t early = ct_delta(in, "early_drop");
+	uint64_t ct_ins = ct_delta(in, "insert_failed");
+	uint64_t ins = mod_delta(in, "ConntrackInsertFailed") + ct_ins;
 	/*
 	 * A tuple clash at confirm bumps both insert_failed and drop
 	 * (nf_ct_resolve_clash()), so only the drops beyond insert_failed
@@ -601,7 +603,7 @@ static void rule_conntrack(const struct diag_input *in,
 			REMEDY_CT_INSERT);
 		if (f) {
 			ev_delta(f, in, "ConntrackInsertFailed",
-				 dm(in, "ConntrackInsertFailed"));
+				 mod_delta(in, "ConntrackInsertFailed"));
 			ev_delta(f, in, "conntrack insert_failed", ct_ins);
 			/* the destinations whose SNAT tuples clashed */
 			name_peers(f, in, "conntrack_insert_failed", true, "");
@@ -644,7 +646,8 @@ static const char idle_untold[] =
 
 static void rule_idle(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t rst = dm(in, "RstReceived"), er = dk(in, "TcpEstabResets");
+	uint64_t rst = mod_delta(in, "RstReceived");
+	uint64_t er = mib_delta(in, "TcpEstabResets");
 	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
 	uint64_t idle = idle_rsts(in);
 	struct finding *f;
@@ -676,7 +679,7 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, nm, idle);
 	ev_delta(f, in, "RstReceived", rst);
 	ev_delta(f, in, "TcpEstabResets", er);
-	ev_delta(f, in, "conntrack invalid", dc(in, "invalid"));
+	ev_delta(f, in, "conntrack invalid", ct_delta(in, "invalid"));
 	ev_sysctl(f, in, SC_TCP_KEEPALIVE_TIME);
 	ev_sysctl(f, in, SC_NF_CT_TCP_TIMEOUT_ESTABLISHED);
 	note(f, "tcp_keepalive_time=%lld s exceeds the %d s idle timeout of",
