@@ -1,13 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# bench.sh [K]: what watching costs, measured side by side in one guest
-# boot of kernel K (default 6.1): six workloads (scripts/bench_vm.py),
-# each without the module, with it, and with scripts/tcptw.bt (bpftrace
-# on the same functions), alternating, ROUNDS (default 5) times. Prints
-# the table of medians and ratios and writes it as JSON in .cache/. Not a
-# test: it gates nothing and reports ratios, never absolute rates (TCG is
-# slow and noisy; only ratios within one boot mean something).
+# bench.sh [K]: what watching costs, counted in guest instructions, in one
+# guest boot of kernel K (default 6.1): seven workloads
+# (scripts/bench_vm.py), each without the module, with it, and with
+# scripts/tcptw.bt (bpftrace on the same functions), alternating, ROUNDS
+# (default 5) times. QEMU runs with the TCG plugin scripts/insn-count.c,
+# built here into .cache/bench/; each workload marks the start and end of
+# its measured loop and the plugin writes the instruction totals at the
+# marks into .cache/bench/, where the guest reads them. Prints the table of
+# instructions per unit of work and their ratios (time-based ratios
+# beside them) and writes it as JSON in .cache/bench-<release>.json. Not a
+# test: it gates nothing. docs/bench.md has the method and the figures.
+#
+# Environment: ROUNDS, BENCH_ONLY (a comma list of workloads),
+# BENCH_SCALE (multiplies every phase's size; 0.1 for a dry run),
+# VM_BASE_APPEND (default empty here: no slub_debug or poisoning, whose
+# cost would dilute what is measured), and vng-run.sh's.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -15,12 +24,35 @@ cd "$REPO"
 k=${1:-6.1}
 rounds=${ROUNDS:-5}
 case $rounds in '' | *[!0-9]*) echo "bench.sh: ROUNDS must be a number" >&2; exit 2 ;; esac
+scale=${BENCH_SCALE:-1}
+case $scale in '' | *[!0-9.]*) echo "bench.sh: BENCH_SCALE must be a number" >&2; exit 2 ;; esac
 
 scripts/deps.sh
 scripts/kernels.sh fetch "$k"
 ko=$(scripts/build-kmod.sh "$k" '' | tail -n 1)
 make -C selftests >/dev/null
+
+# the plugin: plain C, no QEMU or glib headers needed
+bdir=$REPO/.cache/bench
+mkdir -p "$bdir"
+plugin=$bdir/insn-count.so
+if [ ! -e "$plugin" ] || [ scripts/insn-count.c -nt "$plugin" ]; then
+	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
+		-o "$plugin" scripts/insn-count.c
+fi
+marks=$bdir/marks-$k.$$.log
+: >"$marks"
+trap 'rm -f "$marks"' EXIT
+
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+qemu=$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p')
+meta=$(printf '{"commit": "%s", "qemu": "%s"}' "$commit" "$qemu")
+
+export VM_BASE_APPEND=${VM_BASE_APPEND-}
+export VM_QEMU_OPTS="${VM_QEMU_OPTS:+$VM_QEMU_OPTS }-plugin $plugin,out=$marks"
 # about 4 minutes a round under TCG, bpftrace's start included
 export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + 360 * rounds))}
-exec scripts/vng-run.sh "$k" \
-	"scripts/bench_vm.py $(printf '%q' "$ko") --rounds $rounds ${BENCH_ONLY:+--only $BENCH_ONLY}"
+rc=0
+scripts/vng-run.sh "$k" \
+	"scripts/bench_vm.py $(printf '%q' "$ko") --rounds $rounds --scale $scale --marks $(printf '%q' "$marks") --meta $(printf '%q' "$meta")${BENCH_ONLY:+ --only $BENCH_ONLY}" || rc=$?
+exit "$rc"

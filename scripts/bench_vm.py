@@ -1,35 +1,48 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 # Copyright (C) 2026 The tcptw authors.
-"""bench_vm.py KO [--rounds N] [--json PATH] [--only W,...]
+"""bench_vm.py KO [--rounds N] [--marks PATH] [--json PATH] [--only W,...]
 
-Runs in the guest (scripts/bench.sh boots it): six workloads, each in
-three modes side by side in this one boot, alternating, ROUNDS times:
+Runs in the guest (scripts/bench.sh boots it under QEMU TCG with the
+instruction counter scripts/insn-count.c): seven workloads, each in three
+modes side by side in this one boot, alternating, ROUNDS times:
 
   off       nothing loaded
   tcptw     tcptw.ko (KO)
   bpftrace  scripts/tcptw.bt: the same decisions on the same functions
 
-Workloads (each gives a rate; higher is better):
+Each workload's own process executes the marker instruction right before
+its measured loop and right after it (--mark); the plugin appends the
+running instruction total of all vCPUs at each marker to PATH, which this
+script reads through the 9p share. The figure is guest instructions per
+unit of work:
 
-  timewait  short connections, server closes first (every one ends in
-            TIME_WAIT), 4 clients at once: connections/s
-  exhaust   4 clients connecting into a 50-port range with tcp_tw_reuse=0
-            (most connect()s fail with EADDRNOTAVAIL): attempts/s
-  synflood  raw SYNs at a listener with tcp_syncookies=2 (every SYN gets a
-            cookie): SYN-ACKs sent/s (SyncookiesSent)
-  rstflood  raw SYNs at a closed port: RSTs sent/s (OutRsts)
-  natchurn  short connections through an nft masquerade (conntrack):
-            connections/s
-  wrk       wrk -c 50 against nginx with Connection: close: requests/s
+  timewait  short connections, server closes first (each ends in
+            TIME_WAIT on the server), full port range: per connection
+  recycle   the same into a 50-port client range with tcp_tw_reuse=0: the
+            client's ports come back at once and every SYN meets the
+            server's TIME_WAIT socket of the same 4-tuple: per connection
+  exhaust   client closes first in a 50-port range with tcp_tw_reuse=0:
+            the range is filled with the client's TIME_WAIT sockets first,
+            then every connect() walks them and fails with EADDRNOTAVAIL
+            (asserted): per connect() attempt
+  synflood  raw SYNs at a listener with tcp_syncookies=2: per SYN cookie
+            sent (TcpExtSyncookiesSent)
+  rstflood  raw SYNs at a closed port: per RST sent (TcpOutRsts)
+  natchurn  short connections through an nft masquerade (conntrack): per
+            connection
+  wrk       wrk -c 50 -t 2 against nginx with Connection: close: per
+            request; wrk is a stock binary, so this script marks around
+            it and the count includes wrk's start-up and exit
 
-Prints one table (median per mode, the spread of each as (max-min)/median,
-and the ratios tcptw/off and bpftrace/off) and writes it as JSON. Rates
-under TCG are small and mean nothing on their own; only the ratios within
-one boot do. Gates nothing.
+The time-based rate of each run (units per second of the same loop) is
+kept beside it, as a secondary figure: it moves with whatever else the
+host runs, the instruction count does not. Gates nothing.
 """
 import argparse
+import ctypes
 import json
+import mmap
 import os
 import re
 import signal
@@ -43,8 +56,22 @@ TRAFFIC = os.path.join(REPO, "selftests", "tcptw_traffic")
 FLOOD = os.path.join(REPO, "selftests", "tcptw_flood")
 BT = os.path.join(REPO, "scripts", "tcptw.bt")
 CLI, SRV, NAT = "bc", "bs", "bn"
-WORKLOADS = ["timewait", "exhaust", "synflood", "rstflood", "natchurn", "wrk"]
+WORKLOADS = ["timewait", "recycle", "exhaust", "synflood", "rstflood",
+             "natchurn", "wrk"]
+UNITS = {"timewait": "connection", "recycle": "connection",
+         "exhaust": "connect()", "synflood": "SYN cookie",
+         "rstflood": "RST", "natchurn": "connection", "wrk": "request"}
 MODES = ["off", "tcptw", "bpftrace"]
+# units per phase: enough that a phase runs some seconds under TCG and
+# each mode's spread across rounds stays near 0.5% (docs/bench.md)
+SIZE = {"timewait": 1500, "recycle": 1500, "exhaust": 3000,
+        "synflood": 30000, "rstflood": 30000, "natchurn": 1000,
+        "wrk": 4}
+PORTS = "20000 20049"
+
+
+class Fail(Exception):
+    """a workload did not do what it measures"""
 
 
 def sh(cmd, check=True, **kw):
@@ -56,9 +83,50 @@ def nsx(ns, cmd, **kw):
     return sh(f"ip netns exec {ns} {cmd}", **kw)
 
 
+class Marks:
+    """the plugin's "mark N insns TOTAL" lines, read as they are appended"""
+
+    def __init__(self, path):
+        self.path = path
+        self.pos = 0
+        self.mark = None
+        if path and os.path.exists(path):
+            self.pos = os.path.getsize(path)
+            # the marker for a stock binary, executed from here: a page
+            # holding xchg %bx,%bx; ret
+            self.page = mmap.mmap(-1, mmap.PAGESIZE, prot=mmap.PROT_READ |
+                                  mmap.PROT_WRITE | mmap.PROT_EXEC)
+            self.page.write(b"\x66\x87\xdb\xc3")
+            addr = ctypes.addressof(ctypes.c_char.from_buffer(self.page))
+            self.mark = ctypes.CFUNCTYPE(None)(addr)
+
+    def new(self):
+        """totals marked since the last call"""
+        if not self.path:
+            return []
+        with open(self.path) as f:
+            f.seek(self.pos)
+            data = f.read()
+        # only whole lines; a partial one is read again next time
+        end = data.rfind("\n") + 1
+        self.pos += len(data[:end].encode())
+        return [int(m.group(1)) for m in
+                re.finditer(r"^mark \d+ insns (\d+)$", data[:end], re.M)]
+
+
+MARKS = Marks(None)
+
+
 def ns_down():
     for ns in (CLI, SRV, NAT):
         sh(f"ip netns del {ns}", check=False)
+
+
+def quiesce():
+    """let set-up's asynchronous work (udev events for the veths, the
+    previous netns's cleanup) finish before a count starts"""
+    sh("udevadm settle -t 10", check=False)
+    time.sleep(0.5)
 
 
 def ns_up(nat=False):
@@ -127,29 +195,59 @@ def stop(p):
         p.wait()
 
 
-def clients(addr, n, procs, extra=""):
-    """procs clients at once, n connections each: attempts per second"""
-    t0 = time.monotonic()
-    ps = [subprocess.Popen(
-        f"ip netns exec {CLI} timeout 120 {TRAFFIC} client --connect "
-        f"{addr}:80 --count {n} --timeout 100 --connect-timeout 2000 {extra}",
-        shell=True, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        text=True) for _ in range(procs)]
-    attempts = 0
-    for p in ps:
-        out, _ = p.communicate()
-        try:
-            attempts += json.loads(out)["attempts"]
-        except (ValueError, KeyError):
-            pass
-    return attempts / (time.monotonic() - t0)
+def measured(units, seconds, insns, note=""):
+    return {"units": units, "seconds": seconds, "insns": insns,
+            "note": note}
+
+
+def count_marks(totals):
+    """instructions between the phase's two marks, None without them"""
+    if len(totals) != 2:
+        if MARKS.path:
+            print(f"# warning: {len(totals)} marks in a phase, not 2",
+                  flush=True)
+        return None
+    return totals[1] - totals[0]
+
+
+def client(addr, n, extra="", mark=True):
+    """one client, n connections: its JSON summary"""
+    out = nsx(CLI, f"timeout 120 {TRAFFIC} client --connect {addr}:80 "
+              f"--count {n} --timeout 100 --connect-timeout 2000 "
+              f"{'--mark ' if mark else ''}{extra}", check=False).stdout
+    try:
+        return json.loads(out)
+    except ValueError as e:
+        raise Fail(f"client printed no JSON: {out[-200:]!r}") from e
+
+
+def connections(addr, n, extra=""):
+    MARKS.new()
+    r = client(addr, n, extra)
+    insns = count_marks(MARKS.new())
+    if r["ok"] < n * 0.99:
+        raise Fail(f"{r['ok']} of {n} connections ok: {r['errors']}")
+    return measured(r["ok"], r["elapsed_ms"] / 1e3, insns)
 
 
 def w_timewait():
     addr = ns_up()
     srv = server(addr)
     try:
-        return clients(addr, 400, 4)
+        quiesce()
+        return connections(addr, SIZE["timewait"])
+    finally:
+        stop(srv)
+
+
+def w_recycle():
+    addr = ns_up()
+    nsx(CLI, "sysctl -qw net.ipv4.tcp_tw_reuse=0")
+    nsx(CLI, f"sysctl -qw net.ipv4.ip_local_port_range='{PORTS}'")
+    srv = server(addr)
+    try:
+        quiesce()
+        return connections(addr, SIZE["recycle"])
     finally:
         stop(srv)
 
@@ -157,28 +255,47 @@ def w_timewait():
 def w_exhaust():
     addr = ns_up()
     nsx(CLI, "sysctl -qw net.ipv4.tcp_tw_reuse=0")
-    nsx(CLI, "sysctl -qw net.ipv4.ip_local_port_range='20000 20049'")
-    srv = server(addr)
+    nsx(CLI, f"sysctl -qw net.ipv4.ip_local_port_range='{PORTS}'")
+    srv = server(addr, "--close-first client")
     try:
-        return clients(addr, 2500, 4)
+        # fill the range: 50 connections, each leaving the client's end
+        # in TIME_WAIT for 60 s
+        fill = client(addr, 50, "--close-first client", mark=False)
+        if fill["ok"] != 50:
+            raise Fail(f"filling the range: {fill['ok']} of 50 ok")
+        quiesce()
+        MARKS.new()
+        n = SIZE["exhaust"]
+        r = client(addr, n, "--close-first client")
+        insns = count_marks(MARKS.new())
+        # every attempt must have failed in connect() for want of a port
+        if r["attempts"] != n or r["errors"].get("EADDRNOTAVAIL") != n:
+            raise Fail(f"exhaust: {r['attempts']} attempts, {r['ok']} ok, "
+                       f"errors {r['errors']}: not all EADDRNOTAVAIL")
+        return measured(n, r["elapsed_ms"] / 1e3, insns)
     finally:
         stop(srv)
 
 
-def flood(addr, port, counter, seconds=4):
-    """raw SYNs from cli for `seconds`: srv's `counter` per second"""
+def flood(addr, port, counter, n):
+    """n raw SYNs from cli: srv's `counter` delta is the unit"""
     # cli's own stack would answer the SYN-ACKs and RSTs: drop them
     subprocess.run(["ip", "netns", "exec", CLI, "nft", "-f", "-"], text=True,
                    check=True, input="table inet f {\n chain in {\n type "
                    "filter hook input priority 0;\n tcp sport %d drop\n }\n}\n"
                    % port)
+    quiesce()
     before = nstat(SRV, [counter])[counter]
-    t0 = time.monotonic()
-    nsx(CLI, f"timeout 60 {FLOOD} --src 198.18.9.1 --dst {addr}:{port} "
-        f"--seconds {seconds}")
+    MARKS.new()
+    out = nsx(CLI, f"timeout 120 {FLOOD} --src 198.18.9.1 --dst "
+              f"{addr}:{port} --count {n} --seconds 100 --mark").stdout
+    insns = count_marks(MARKS.new())
+    r = json.loads(out)
     time.sleep(0.2)
-    dt = time.monotonic() - t0
-    return (nstat(SRV, [counter])[counter] - before) / dt
+    units = nstat(SRV, [counter])[counter] - before
+    if units < r["sent"] * 0.9:
+        raise Fail(f"{counter} moved by {units} for {r['sent']} SYNs")
+    return measured(units, r["seconds"], insns)
 
 
 def w_synflood():
@@ -186,21 +303,22 @@ def w_synflood():
     nsx(SRV, "sysctl -qw net.ipv4.tcp_syncookies=2")
     srv = server(addr, "--no-accept")
     try:
-        return flood(addr, 80, "TcpExtSyncookiesSent")
+        return flood(addr, 80, "TcpExtSyncookiesSent", SIZE["synflood"])
     finally:
         stop(srv)
 
 
 def w_rstflood():
     addr = ns_up()
-    return flood(addr, 81, "TcpOutRsts")
+    return flood(addr, 81, "TcpOutRsts", SIZE["rstflood"])
 
 
 def w_natchurn():
     addr = ns_up(nat=True)
     srv = server(addr)
     try:
-        return clients(addr, 400, 4)
+        quiesce()
+        return connections(addr, SIZE["natchurn"])
     finally:
         stop(srv)
 
@@ -232,10 +350,20 @@ def w_wrk():
             break
         time.sleep(0.1)
     try:
-        out = nsx(CLI, f"timeout 60 wrk -c 50 -t 2 -d 5s -H "
+        quiesce()
+        MARKS.new()
+        if MARKS.mark:
+            MARKS.mark()
+        out = nsx(CLI, f"timeout 60 wrk -c 50 -t 2 -d {SIZE['wrk']}s -H "
                   f"'Connection: close' http://{addr}/").stdout
-        m = re.search(r"Requests/sec:\s*([\d.]+)", out)
-        return float(m.group(1)) if m else 0.0
+        if MARKS.mark:
+            MARKS.mark()
+        insns = count_marks(MARKS.new())
+        m = re.search(r"(\d+) requests in ([\d.]+)(m?s)", out)
+        if not m or not int(m.group(1)):
+            raise Fail(f"wrk: no requests: {out[-300:]!r}")
+        secs = float(m.group(2)) / (1e3 if m.group(3) == "ms" else 1)
+        return measured(int(m.group(1)), secs, insns)
     finally:
         stop(ng)
         sh("pkill -f 'nginx -p /tmp/bench-nginx'", check=False)
@@ -250,13 +378,16 @@ def mode_on(mode, ko):
         p = subprocess.Popen(["bpftrace", BT], stdout=log,
                              stderr=subprocess.STDOUT, text=True)
         # under TCG bpftrace takes tens of seconds to compile and attach
-        for _ in range(1200):
+        for _ in range(1800):
             if p.poll() is not None:
-                raise SystemExit("bpftrace exited: " +
-                                 open("/tmp/bench.bt.log").read()[-500:])
+                raise Fail("bpftrace exited: " +
+                           open("/tmp/bench.bt.log").read()[-500:])
             if "Attaching" in open("/tmp/bench.bt.log").read():
                 break
             time.sleep(0.1)
+        else:
+            mode_off(mode, p)
+            raise Fail("bpftrace did not attach in 180 s")
         time.sleep(2)
         return p
     return None
@@ -274,16 +405,108 @@ def mode_off(mode, p):
             p.wait()
 
 
+def spread(v):
+    med = statistics.median(v)
+    return (max(v) - min(v)) / med if med else 0.0
+
+
+def summarize(w, runs, rounds):
+    """one row: per mode the median per unit and its spread, per round the
+    paired ratios to off"""
+    row = {"workload": w, "unit": UNITS[w], "size": SIZE[w]}
+    for m in MODES:
+        rs = runs[m]
+        per = [r["insns"] / r["units"] for r in rs
+               if r and r["insns"] is not None and r["units"]]
+        rate = [r["units"] / r["seconds"] for r in rs
+                if r and r["seconds"] > 0]
+        row[m] = {
+            "insns_per_unit": round(statistics.median(per)) if per else None,
+            "spread": round(spread(per), 4) if per else None,
+            "runs": [round(x) for x in per],
+            "rate": round(statistics.median(rate), 1) if rate else None,
+            "rate_spread": round(spread(rate), 3) if rate else None,
+            "units": [r["units"] for r in rs if r],
+        }
+    for m in MODES[1:]:
+        ratios, tratios = [], []
+        for i in range(rounds):
+            a, b = runs["off"][i], runs[m][i]
+            if not a or not b:
+                continue
+            if a["insns"] and b["insns"]:
+                ratios.append((b["insns"] / b["units"]) /
+                              (a["insns"] / a["units"]))
+            if a["seconds"] > 0 and b["seconds"] > 0:
+                tratios.append((b["units"] / b["seconds"]) /
+                               (a["units"] / a["seconds"]))
+        row[m + "_ratio"] = (round(statistics.median(ratios), 4)
+                             if ratios else None)
+        row[m + "_ratio_spread"] = round(spread(ratios), 4) if ratios else None
+        row[m + "_ratios"] = [round(x, 4) for x in ratios]
+        row[m + "_time_ratio"] = (round(statistics.median(tratios), 3)
+                                  if tratios else None)
+        row[m + "_time_ratio_spread"] = (round(spread(tratios), 3)
+                                         if tratios else None)
+    off, tw, bt = (row[m]["insns_per_unit"] for m in MODES)
+    row["added_tcptw_over_bpftrace"] = (round((tw - off) / (bt - off), 3)
+                                        if None not in (off, tw, bt) and
+                                        bt != off else None)
+    return row
+
+
+def fmt(x, f):
+    return "-" if x is None else format(x, f)
+
+
+def print_table(table, rounds):
+    print(f"tcptw bench on {os.uname().release}, {rounds} rounds, modes "
+          "alternating: guest instructions per unit (median over rounds);\n"
+          "ratios are the median of each round's paired ratio, ± its spread "
+          "(max-min)/median; added = (tcptw-off)/(bpftrace-off);\n"
+          "time = the same ratio of units/s (host-load dependent, secondary)")
+    print(f"{'workload':<10}{'unit':<12}{'off':>10}{'tcptw':>10}"
+          f"{'bpftrace':>10}{'tcptw/off':>17}{'bpftrace/off':>17}"
+          f"{'added':>7}{'time tw':>9}{'time bt':>9}")
+    for row in table:
+        cells = [fmt(row[m]["insns_per_unit"], ".0f") for m in MODES]
+        rat = [f"{fmt(row[m + '_ratio'], '.4f')} ±"
+               f"{fmt(row[m + '_ratio_spread'] and row[m + '_ratio_spread'] * 100, '.2f')}%"
+               for m in MODES[1:]]
+        print(f"{row['workload']:<10}{row['unit']:<12}{cells[0]:>10}"
+              f"{cells[1]:>10}{cells[2]:>10}{rat[0]:>17}{rat[1]:>17}"
+              f"{fmt(row['added_tcptw_over_bpftrace'], '.2f'):>7}"
+              f"{fmt(row['tcptw_time_ratio'], '.3f'):>9}"
+              f"{fmt(row['bpftrace_time_ratio'], '.3f'):>9}")
+    print("per-mode spread of insns/unit across rounds (max-min)/median:")
+    for row in table:
+        print(f"  {row['workload']:<10}" + "  ".join(
+            f"{m} {fmt(row[m]['spread'] and row[m]['spread'] * 100, '.2f')}%"
+            for m in MODES))
+
+
 def main():
+    global MARKS
     ap = argparse.ArgumentParser()
     ap.add_argument("ko")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--marks", default="",
+                    help="the plugin's out= file (no counts without it)")
     ap.add_argument("--json", default=os.path.join(
         REPO, ".cache", "bench-%s.json" % os.uname().release))
     ap.add_argument("--only", default=",".join(WORKLOADS))
     ap.add_argument("--modes", default=",".join(MODES),
                     help="a subset of off,tcptw,bpftrace (a dry run: off)")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="multiply every phase's size (a dry run: 0.1)")
+    ap.add_argument("--meta", default="{}", help="JSON merged into the "
+                    "output (bench.sh: commit, QEMU version)")
     a = ap.parse_args()
+    MARKS = Marks(a.marks)
+    if a.marks and not MARKS.mark:
+        raise SystemExit(f"no marks file {a.marks}: is the plugin loaded?")
+    for w in SIZE:
+        SIZE[w] = max(1, round(SIZE[w] * a.scale))
     modes = [m for m in a.modes.split(",") if m]
     for m in modes:
         if m not in MODES:
@@ -294,47 +517,49 @@ def main():
             raise SystemExit(f"unknown workload {w}: {', '.join(WORKLOADS)}")
     sh("rmmod tcptw", check=False)
     sh("modprobe nf_conntrack", check=False)
-    res = {w: {m: [] for m in MODES} for w in only}
+    runs = {w: {m: [None] * a.rounds for m in MODES} for w in only}
+    failed = []
     started = time.time()
     for r in range(a.rounds):
         # rotate the order each round, so that drift favours no mode
         order = modes[r % len(modes):] + modes[:r % len(modes)]
         for mode in order:
-            p = mode_on(mode, a.ko)
+            try:
+                p = mode_on(mode, a.ko)
+            except (Fail, subprocess.CalledProcessError) as e:
+                failed.append(f"{mode} round {r + 1}: {e}")
+                print(f"# FAIL {failed[-1]}", flush=True)
+                continue
+            if mode == "tcptw" and r == 0:
+                print("# /proc/net/tcptw/probes:\n" + sh(
+                    "cat /proc/net/tcptw/probes", check=False).stdout,
+                    flush=True)
             try:
                 for w in only:
-                    res[w][mode].append(globals()["w_" + w]())
+                    try:
+                        runs[w][mode][r] = globals()["w_" + w]()
+                    except (Fail, subprocess.CalledProcessError) as e:
+                        failed.append(f"{w} {mode} round {r + 1}: {e}")
+                        print(f"# FAIL {failed[-1]}", flush=True)
+                    ns_down()
+                    quiesce()
             finally:
                 mode_off(mode, p)
-            ns_down()
-        print(f"# round {r + 1}/{a.rounds} done, {time.time() - started:.0f} s",
-              flush=True)
-    table = []
-    print(f"tcptw bench on {os.uname().release}, {a.rounds} rounds, "
-          "modes alternating; median rate (spread = (max-min)/median)")
-    print(f"{'workload':<10}{'off':>16}{'tcptw':>16}{'bpftrace':>16}"
-          f"{'tcptw/off':>11}{'bpf/off':>9}")
-    for w in only:
-        row = {"workload": w}
-        cells = []
-        for m in MODES:
-            v = res[w][m] or [0.0]
-            med = statistics.median(v)
-            spread = (max(v) - min(v)) / med if med else 0
-            row[m] = {"median": round(med, 1), "spread": round(spread, 3),
-                      "runs": [round(x, 1) for x in v]}
-            cells.append(f"{med:>9.0f} ±{spread * 100:>3.0f}%")
-        off = row["off"]["median"] or 1
-        row["tcptw_ratio"] = round(row["tcptw"]["median"] / off, 3)
-        row["bpftrace_ratio"] = round(row["bpftrace"]["median"] / off, 3)
-        table.append(row)
-        print(f"{w:<10}{cells[0]:>16}{cells[1]:>16}{cells[2]:>16}"
-              f"{row['tcptw_ratio']:>11.3f}{row['bpftrace_ratio']:>9.3f}")
+        print(f"# round {r + 1}/{a.rounds} done, "
+              f"{time.time() - started:.0f} s", flush=True)
+    table = [summarize(w, runs[w], a.rounds) for w in only]
+    print_table(table, a.rounds)
+    doc = {"kernel": os.uname().release, "rounds": a.rounds,
+           "date": time.strftime("%Y-%m-%d"), "scale": a.scale,
+           "failed": failed, "results": table,
+           "raw": {w: runs[w] for w in only}}
+    doc.update(json.loads(a.meta))
     with open(a.json, "w") as f:
-        json.dump({"kernel": os.uname().release, "rounds": a.rounds,
-                   "date": time.strftime("%Y-%m-%d"), "results": table}, f,
-                  indent=1)
+        json.dump(doc, f, indent=1)
     print(f"# JSON: {a.json}")
+    for f in failed:
+        print(f"FAIL: {f}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
