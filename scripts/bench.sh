@@ -16,7 +16,10 @@
 # Environment: ROUNDS, BENCH_ONLY (a comma list of workloads),
 # BENCH_SCALE (multiplies every phase's size; 0.1 for a dry run),
 # VM_BASE_APPEND (default empty here: no slub_debug or poisoning, whose
-# cost would dilute what is measured), and vng-run.sh's.
+# cost would dilute what is measured), VM_CPUS (default 1 here: with two
+# vCPUs, client and server ping-pong across CPUs and how often each goes
+# idle and is woken depends on timing, which moved a phase's count by up
+# to 10%), and vng-run.sh's.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,6 +52,7 @@ qemu=$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p')
 meta=$(printf '{"commit": "%s", "qemu": "%s"}' "$commit" "$qemu")
 
 export VM_BASE_APPEND=${VM_BASE_APPEND-}
+export VM_CPUS=${VM_CPUS:-1}
 export VM_QEMU_OPTS="${VM_QEMU_OPTS:+$VM_QEMU_OPTS }-plugin $plugin,out=$marks"
 # about 4 minutes a round under TCG, bpftrace's start included
 export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + 360 * rounds))}
