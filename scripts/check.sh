@@ -140,12 +140,14 @@ elif [[ " ${kernels[*]} " == *" ci "* ]]; then
 		[[ " $CI_SUITE_KERNELS " == *" $k "* ]] || kernels+=("$k:build")
 	done
 fi
-# build_only[K]: build tcptw.ko for K, boot nothing
-declare -A build_only
+# build_only[K]: build tcptw.ko for K, boot nothing; n_build of them
+declare -A build_only=()
+n_build=0
 for i in "${!kernels[@]}"; do
 	if [[ ${kernels[i]} == *:build ]]; then
 		kernels[i]=${kernels[i]%:build}
 		build_only[${kernels[i]}]=1
+		n_build=$((n_build + 1))
 	fi
 done
 
@@ -196,7 +198,7 @@ fi
 # VM_PARTS guests (default 2): the 5.10 suite takes twice as long as the
 # others, and whole suites could not fill two lanes evenly. Results are
 # tallied per kernel in the order given, after every guest has exited.
-multi=$([ $((${#kernels[@]} - ${#build_only[@]})) -gt 1 ] && echo 1 || echo 0)
+multi=$([ $((${#kernels[@]} - n_build)) -gt 1 ] && echo 1 || echo 0)
 VM_JOBS=${VM_JOBS:-$((multi + 1))}
 VM_PARTS=${VM_PARTS:-$((multi + 1))}
 # a part of the 5.10 suite beside another guest takes about 25 minutes
