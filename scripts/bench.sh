@@ -15,6 +15,8 @@
 #
 # Environment: ROUNDS, BENCH_ONLY (a comma list of workloads),
 # BENCH_SCALE (multiplies every phase's size; 0.1 for a dry run),
+# BENCH_ICOUNT (QEMU's -icount setting, default shift=3,sleep=on; empty:
+# guest time is real time),
 # VM_BASE_APPEND (default empty here: no slub_debug or poisoning, whose
 # cost would dilute what is measured), VM_CPUS (default 1 here: with two
 # vCPUs, client and server ping-pong across CPUs and how often each goes
@@ -32,12 +34,19 @@ case $scale in '' | *[!0-9.]*) echo "bench.sh: BENCH_SCALE must be a number" >&2
 
 scripts/deps.sh
 scripts/kernels.sh fetch "$k"
-ko=$(scripts/build-kmod.sh "$k" '' | tail -n 1)
+built=$(scripts/build-kmod.sh "$k" '' | tail -n 1)
 make -C selftests >/dev/null
 
-# the plugin: plain C, no QEMU or glib headers needed
+# the module measured is a copy: a rebuild from a tree being edited must
+# not swap it between rounds
 bdir=$REPO/.cache/bench
 mkdir -p "$bdir"
+ko=$bdir/tcptw-$k.ko
+cp "$built" "$ko"
+kmod_commit=$(git log -1 --format=%h -- kmod Kbuild 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- kmod Kbuild 2>/dev/null || kmod_commit+=-dirty
+
+# the plugin: plain C, no QEMU or glib headers needed
 plugin=$bdir/insn-count.so
 if [ ! -e "$plugin" ] || [ scripts/insn-count.c -nt "$plugin" ]; then
 	gcc -O2 -Wall -Wextra -Werror -shared -fPIC -fvisibility=hidden \
@@ -47,15 +56,21 @@ marks=$bdir/marks-$k.$$.log
 : >"$marks"
 trap 'rm -f "$marks"' EXIT
 
-commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
-qemu=$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p')
-meta=$(printf '{"commit": "%s", "qemu": "%s"}' "$commit" "$qemu")
-
 export VM_BASE_APPEND=${VM_BASE_APPEND-}
 export VM_CPUS=${VM_CPUS:-1}
-export VM_QEMU_OPTS="${VM_QEMU_OPTS:+$VM_QEMU_OPTS }-plugin $plugin,out=$marks"
-# about 4 minutes a round under TCG, bpftrace's start included
-export VM_TIMEOUT=${VM_TIMEOUT:-$((600 + 360 * rounds))}
+# Guest time follows the instruction count, not the host's clock: under
+# real time a loaded host stretches a phase and the guest's tick, timers
+# and RCU run more often per unit of work (a phase's count moved by 5%
+# when other guests started beside it). icount needs one vCPU (no MTTCG).
+icount=${BENCH_ICOUNT-shift=3,sleep=on}
+export VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${icount:+ -icount $icount}"
+export VM_QEMU_OPTS="${VM_QEMU_OPTS# } -plugin $plugin,out=$marks"
+commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
+qemu=$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p')
+meta=$(printf '{"commit": "%s", "kmod_commit": "%s", "qemu": "%s", "icount": "%s"}' \
+	"$commit" "$kmod_commit" "$qemu" "$icount")
+# about 6 minutes a round, bpftrace's start included, more on a busy host
+export VM_TIMEOUT=${VM_TIMEOUT:-$((900 + 720 * rounds))}
 rc=0
 scripts/vng-run.sh "$k" \
 	"scripts/bench_vm.py $(printf '%q' "$ko") --rounds $rounds --scale $scale --marks $(printf '%q' "$marks") --meta $(printf '%q' "$meta")${BENCH_ONLY:+ --only $BENCH_ONLY}" || rc=$?

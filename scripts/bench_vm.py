@@ -369,13 +369,28 @@ def w_wrk():
         sh("pkill -f 'nginx -p /tmp/bench-nginx'", check=False)
 
 
+def bt_program():
+    """scripts/tcptw.bt, on 6.10+ with the tcp_send_reset tracepoint that
+    tcptw takes there instead of tcp_v{4,6}_send_reset (see the .bt)"""
+    text = open(BT).read()
+    tp = sh("bpftrace -l 'tracepoint:tcp:tcp_send_reset'", check=False)
+    if "tcp_send_reset" in tp.stdout:
+        text = re.sub(r"kfunc:tcp_v4_send_reset.*?/\* end of send_reset \*/",
+                      "tracepoint:tcp:tcp_send_reset { @rst[\"sent\"] = "
+                      "count(); @rst_reason[args->reason] = count(); }",
+                      text, flags=re.S)
+    with open("/tmp/bench.bt", "w") as f:
+        f.write(text)
+    return "/tmp/bench.bt"
+
+
 def mode_on(mode, ko):
     if mode == "tcptw":
         sh(f"insmod {ko}")
         return None
     if mode == "bpftrace":
         log = open("/tmp/bench.bt.log", "w")
-        p = subprocess.Popen(["bpftrace", BT], stdout=log,
+        p = subprocess.Popen(["bpftrace", bt_program()], stdout=log,
                              stderr=subprocess.STDOUT, text=True)
         # under TCG bpftrace takes tens of seconds to compile and attach
         for _ in range(1800):
