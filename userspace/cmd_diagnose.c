@@ -11,103 +11,6 @@
 #include "counters.h"
 #include "diagnose.h"
 
-static void print_evidence(struct out *o, const struct evidence *e)
-{
-	out_obj_open(o, NULL);
-	out_str(o, "name", "    %-36s", e->name);
-	switch (e->kind) {
-	case EVK_DELTA:
-		out_s64(o, "delta", " +%lld", e->v);
-		out_double(o, "rate", " (%.1f/s)", e->x);
-		break;
-	case EVK_VALUE:
-		out_s64(o, "value", " = %lld", e->v);
-		break;
-	case EVK_SHARE:
-		out_s64(o, "ephemeral_in_use", " %lld local ports",
-			e->v);
-		out_double(o, "range_share", " = %.1f%% of the range",
-			   100 * e->x);
-		break;
-	case EVK_LISTENER:
-		out_s64(o, "overflows", " %lld overflows", e->v);
-		if (e->a != TBL_NONE)
-			out_u64(o, "backlog", ", backlog %llu", e->a);
-		if (e->b != TBL_NONE)
-			out_u64(o, "max_backlog", "/%llu", e->b);
-		break;
-	}
-	out_text(o, "\n");
-	out_obj_close(o);
-}
-
-/*
- * Plain: @text after @label, word-wrapped at 78 columns and indented under
- * its first line. JSON: the string as is.
- */
-static void print_wrapped(struct out *o, const char *key, const char *label,
-			  const char *text)
-{
-	int col, indent = (int)strlen(label), len;
-	const char *p = text, *sp;
-
-	if (o->json) {
-		out_str(o, key, NULL, text);
-		return;
-	}
-	fputs(label, o->f);
-	col = indent;
-	while (*p) {
-		sp = strchr(p, ' ');
-		len = sp ? (int)(sp - p) : (int)strlen(p);
-		if (col > indent && col + 1 + len > 78) {
-			fprintf(o->f, "\n%*s", indent, "");
-			col = indent;
-		} else if (col > indent) {
-			fputc(' ', o->f);
-			col++;
-		}
-		fprintf(o->f, "%.*s", len, p);
-		col += len;
-		p += len;
-		while (*p == ' ')
-			p++;
-	}
-	fputc('\n', o->f);
-}
-
-static void print_finding(struct out *o, const struct finding *f)
-{
-	int i;
-
-	out_obj_open(o, NULL);
-	out_str(o, "id", "\n[%s] ", f->id);
-	out_str(o, "title", "%s\n", f->title);
-	out_text(o, "  evidence:\n");
-	out_arr_open(o, "evidence");
-	for (i = 0; i < f->nev; i++)
-		print_evidence(o, &f->ev[i]);
-	out_arr_close(o);
-	if (f->npeers) {
-		out_text(o, "  peers (from %s):\n", f->peers_from);
-		out_str(o, "peers_from", NULL, f->peers_from);
-	}
-	out_arr_open(o, "peers");
-	for (i = 0; i < f->npeers; i++) {
-		out_obj_open(o, NULL);
-		out_str(o, "addr", "    %-36s", f->peers[i].addr);
-		out_u64(o, "count", " %llu\n", f->peers[i].n);
-		out_obj_close(o);
-	}
-	out_arr_close(o);
-	out_arr_open(o, "notes");
-	for (i = 0; i < f->nnotes; i++)
-		print_wrapped(o, NULL, "  note: ", f->notes[i]);
-	out_arr_close(o);
-	print_wrapped(o, "remedy", "  remedy: ", f->remedy);
-	out_obj_close(o);
-}
-
 /* Refuse a baseline that cannot be compared with @cur; warn on an old one. */
 static int check_baseline(const char *path, const struct snapshot *base,
 			  const struct snapshot *cur)
@@ -174,7 +77,7 @@ int cmd_diagnose(const struct opts *opt)
 	struct diag_result *r;
 	struct out o;
 	bool cut;
-	int err, i;
+	int err;
 
 	install_stop_handlers();
 	/* --save-baseline alone: record now, compare on a later run */
@@ -217,25 +120,9 @@ int cmd_diagnose(const struct opts *opt)
 		out_bool(&o, "interrupted", NULL, true);
 	module_note(&o, &cur);
 	module_hint_once(&cur, "diagnosing from the kernel's MIBs alone");
-	out_str(&o, "verdict", NULL, r->n ? "problem" : "no evidence");
-	out_arr_open(&o, "findings");
-	for (i = 0; i < r->n; i++)
-		print_finding(&o, &r->f[i]);
-	out_arr_close(&o);
-	if (!r->n && !o.json) {
-		char list[200];
-
-		out_text(&o, "\n");
-		/* resets it could not judge are no evidence either way */
-		snprintf(list, sizeof(list), "%s%s",
-			 "PAWS/TIME_WAIT rejections, port exhaustion, TIME_WAIT overflow, listen queue overflow, conntrack drops",
-			 r->idle_untold ? "" : ", NAT idle resets");
-		print_wrapped(&o, NULL, "no evidence of: ", list);
-	}
-	out_arr_open(&o, "caveats");
-	for (i = 0; i < r->ncaveats; i++)
-		out_str(&o, NULL, "caveat: %s\n", r->caveats[i]);
-	out_arr_close(&o);
+	print_findings(&o, r);
+	print_no_evidence(&o, r);
+	print_caveats(&o, r, "");
 	out_obj_close(&o);
 	err = r->n ? EXIT_FOUND : EXIT_OK;
 	if (opt->save_baseline) {

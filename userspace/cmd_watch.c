@@ -14,33 +14,6 @@
 #include "counters.h"
 #include "netns.h"
 
-/* Moved counters of one delta set, plain and JSON. */
-static void print_moved(struct out *o, const char *key,
-			const struct deltaset *d, bool mib)
-{
-	size_t i;
-
-	out_obj_open(o, key);
-	for (i = 0; i < d->n; i++) {
-		const struct ctr_delta *c = &d->v[i];
-
-		if (!c->delta || (c->flags & CTR_GONE))
-			continue;
-		if (mib && !mib_relevant(c->name))
-			continue;
-		out_text(o, "  %-32s %20llu %12.1f/s%s\n", c->name,
-			 (unsigned long long)c->delta, c->rate,
-			 c->flags & CTR_RESET ? " (reset)" :
-			 c->flags & CTR_NEW ? " (new)" : "");
-		out_obj_open(o, c->name);
-		out_u64(o, "value", NULL, c->val);
-		out_u64(o, "delta", NULL, c->delta);
-		out_double(o, "rate", NULL, c->rate);
-		out_obj_close(o);
-	}
-	out_obj_close(o);
-}
-
 static void print_census_totals(struct out *o, const struct snapshot *s)
 {
 	const struct census_ep *top;
@@ -96,10 +69,10 @@ static int watch_print(struct out *o, struct watched *w, struct snapshot *cur)
 	out_double(o, "interval", NULL, secs);
 	module_note(o, cur);
 	out_text(o, "--- %s  netns %s  %.1f s\n", tbuf, w->label, secs);
-	print_moved(o, "counters", &mod, false);
-	print_moved(o, "mib", &mib, true);
+	print_moved(o, "counters", &mod, false, "");
+	print_moved(o, "mib", &mib, true, "");
 	if (cur->have_ct)
-		print_moved(o, "conntrack", &ct, false);
+		print_moved(o, "conntrack", &ct, false, "");
 	print_census_totals(o, cur);
 	out_obj_close(o);
 	deltaset_free(&mod);

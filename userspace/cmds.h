@@ -15,6 +15,9 @@ enum {
 	EXIT_FOUND = 3,		/* diagnose named at least one cause */
 };
 
+/* run: -N may be given this many times */
+#define OPTS_MAX_NETNS 16
+
 struct opts {
 	bool json;
 	bool pretty;		/* -p: indented JSON */
@@ -28,6 +31,12 @@ struct opts {
 	const char *save_baseline;
 	const char *netns;
 	pid_t pid;
+	/* run: every -N, and the command after "--" */
+	const char *netns_v[OPTS_MAX_NETNS];
+	int n_netns;
+	bool fail_on_diagnosis;
+	char **cmd_argv;
+	int cmd_argc;
 	char label[128];	/* netns label for output */
 };
 
@@ -39,5 +48,6 @@ int cmd_peers(const struct opts *o);
 int cmd_listeners(const struct opts *o);
 int cmd_export(const struct opts *o);
 int cmd_diagnose(const struct opts *o);
+int cmd_run(const struct opts *o);
 
 #endif /* _TCPTW_CMDS_H */

@@ -265,3 +265,28 @@ size_t events_top(const struct event_list *l, const char *name, bool use_dst,
 	free(all);
 	return n;
 }
+
+void events_since(struct event_list *l, const struct event_list *base,
+		  double t0)
+{
+	uint64_t seq0 = 0;
+	bool by_seq = base;
+	size_t i, n = 0;
+
+	for (i = 0; i < l->n; i++)
+		by_seq &= l->v[i].have_seq;
+	for (i = 0; base && i < base->n; i++) {
+		by_seq &= base->v[i].have_seq;
+		if (base->v[i].seq > seq0)
+			seq0 = base->v[i].seq;
+	}
+	for (i = 0; i < l->n; i++) {
+		const struct tcptw_event *e = &l->v[i];
+
+		if (by_seq ? e->seq <= seq0 :
+		    e->sec + e->nsec / 1e9 < t0)
+			continue;
+		l->v[n++] = *e;
+	}
+	l->n = n;
+}

@@ -62,6 +62,13 @@ bool ev_follow_take(struct ev_follow *f, const struct tcptw_event *e,
 		    uint64_t *lost_before);
 
 /*
+ * Keep the events of @l that came after @base (the ring read earlier):
+ * those numbered above @base's last seq, or, without seq=, dated at
+ * @t0 (CLOCK_REALTIME seconds) or later.
+ */
+void events_since(struct event_list *l, const struct event_list *base,
+		  double t0);
+/*
  * Address part of "1.2.3.4:80" or "[fd00::1]:80" into @addr (no brackets);
  * port into @port if not NULL. -EINVAL if malformed.
  */

@@ -58,6 +58,33 @@ int netns_enter_pid(pid_t pid)
 	return enter(path);
 }
 
+static int open_ns(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int netns_open_name(const char *name)
+{
+	char path[4096];
+
+	if (!name_ok(name))
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/run/netns/%s", name);
+	return open_ns(path);
+}
+
+int netns_open_pid(pid_t pid)
+{
+	char path[64];
+
+	if (pid <= 0)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	return open_ns(path);
+}
+
 /* The name under /run/netns of the netns @st is, into @buf; false if none. */
 static bool named(const struct stat *st, char *buf, size_t len)
 {

@@ -15,6 +15,9 @@
 int netns_enter_name(const char *name);
 int netns_enter_pid(pid_t pid);
 int netns_enter_fd(int fd);
+/* The same netns held open (O_CLOEXEC) for later: an fd, or -errno. */
+int netns_open_name(const char *name);
+int netns_open_pid(pid_t pid);
 /*
  * The label printed and exported. The name under /run/netns of the netns
  * this process is in now, if it has one (it survives a reboot, and

@@ -145,3 +145,80 @@ int hist_bound(const struct table *t, size_t col, uint64_t *le)
 	}
 	return parse_cell(t->cols[col], le);
 }
+
+bool table_col_gauge(const char *col)
+{
+	return !strcmp(col, "port") || !strcmp(col, "backlog") ||
+	       !strcmp(col, "max_backlog") || !strncmp(col, "last_", 5);
+}
+
+int table_delta(const struct table *base, const struct table *cur,
+		struct table *out)
+{
+	size_t r, c;
+	long b;
+	int pc;
+
+	memset(out, 0, sizeof(*out));
+	out->ncols = cur->ncols;
+	memcpy(out->cols, cur->cols, sizeof(out->cols));
+	if (!cur->nrows)
+		return 0;
+	out->rows = calloc(cur->nrows, sizeof(*out->rows));
+	if (!out->rows)
+		return -ENOMEM;
+	pc = table_col(cur, "port");
+	for (r = 0; r < cur->nrows; r++) {
+		const struct tbl_row *row = &cur->rows[r];
+		struct tbl_row *o = &out->rows[out->nrows++];
+
+		*o = *row;
+		b = table_find(base, row->key, pc < 0 ? -1 :
+			       (int)row->v[pc]);
+		for (c = 1; b >= 0 && c < cur->ncols; c++) {
+			uint64_t was = table_get(base, b, cur->cols[c]);
+
+			if (table_col_gauge(cur->cols[c]) ||
+			    row->v[c] == TBL_NONE || was == TBL_NONE)
+				continue;
+			/* a row taken over by another key started from 0 */
+			o->v[c] = row->v[c] >= was ? row->v[c] - was :
+				  row->v[c];
+		}
+	}
+	return 0;
+}
+
+uint64_t table_row_moved(const struct table *t, size_t row)
+{
+	uint64_t n = 0;
+	size_t c;
+
+	for (c = 1; c < t->ncols; c++)
+		if (!table_col_gauge(t->cols[c]) &&
+		    t->rows[row].v[c] != TBL_NONE)
+			n += t->rows[row].v[c];
+	return n;
+}
+
+size_t table_top_moved(const struct table *t, size_t *idx, size_t max)
+{
+	size_t r, i, n = 0;
+	uint64_t m;
+
+	for (r = 0; r < t->nrows; r++) {
+		m = table_row_moved(t, r);
+		if (!m)
+			continue;
+		/* insertion into the sorted top @max: tables are small */
+		for (i = n; i > 0 && table_row_moved(t, idx[i - 1]) < m; i--)
+			if (i < max)
+				idx[i] = idx[i - 1];
+		if (i < max) {
+			idx[i] = r;
+			if (n < max)
+				n++;
+		}
+	}
+	return n;
+}

@@ -3,6 +3,7 @@
 #ifndef _TCPTW_TABLES_H
 #define _TCPTW_TABLES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -37,6 +38,21 @@ int table_col(const struct table *t, const char *name);
 uint64_t table_get(const struct table *t, size_t row, const char *col);
 /* Row whose key (and "port" column, when @port >= 0) match; -1 if none. */
 long table_find(const struct table *t, const char *key, int port);
+
+/* A column that is a level (port, backlog, last_*_ms), not a count. */
+bool table_col_gauge(const char *col);
+/*
+ * @cur less @base, row by row (matched by key and port): what each row's
+ * counts gained in between. Gauge columns, and rows @base lacks, are as in
+ * @cur; a count that went backwards (the row was taken over by another
+ * endpoint) counts from 0. -ENOMEM; free @out with table_free().
+ */
+int table_delta(const struct table *base, const struct table *cur,
+		struct table *out);
+/* The sum of a row's count columns. */
+uint64_t table_row_moved(const struct table *t, size_t row);
+/* Up to @max rows that moved, most first, into @idx; how many. */
+size_t table_top_moved(const struct table *t, size_t *idx, size_t max);
 
 /* The hist file: le_ms bounds in the header, "+Inf" as TBL_NONE. */
 int hist_bound(const struct table *t, size_t col, uint64_t *le);

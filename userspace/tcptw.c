@@ -21,7 +21,9 @@ enum {
 	O_JSON = 1 << 0, O_NETNS = 1 << 1, O_INTERVAL = 1 << 2,
 	O_COUNT = 1 << 3, O_FOLLOW = 1 << 4, O_SINCE = 1 << 5,
 	O_BASELINE = 1 << 6, O_SAVE = 1 << 7, O_PROM = 1 << 8,
-	O_ALLNS = 1 << 9,
+	O_ALLNS = 1 << 9, O_FAILDIAG = 1 << 10,
+	/* run: -N more than once, and a command after "--" */
+	O_MULTINS = 1 << 11, O_CMD = 1 << 12,
 	/* every command takes these */
 	O_ANY = O_JSON | O_NETNS,
 };
@@ -39,6 +41,9 @@ static const struct command {
 	{ "listeners", cmd_listeners, O_ANY },
 	{ "diagnose", cmd_diagnose, O_ANY | O_SINCE | O_BASELINE | O_SAVE },
 	{ "export", cmd_export, O_NETNS | O_PROM | O_ALLNS },
+	/* run enters each netns itself: the command runs in tcptw's own */
+	{ "run", cmd_run, O_ANY | O_ALLNS | O_INTERVAL | O_FAILDIAG |
+	  O_MULTINS | O_CMD },
 };
 
 static const char usage_text[] =
@@ -57,26 +62,31 @@ static const char usage_text[] =
 	"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
 	"                                              name the causes with evidence\n"
 	"  export     --prometheus [--all-netns]       Prometheus text exposition\n"
+	"  run        [-N NAME ...|--pid PID|-A] [-j] [-i SEC] [--fail-on-diagnosis]\n"
+	"             -- CMD [ARGS...]                 what failed while CMD ran\n"
 	"\n"
 	"Options:\n"
 	"  -j, --json               one JSON object per sample (an array for tables)\n"
 	"  -p, --pretty             JSON, indented (implies -j)\n"
-	"  -N, --netns NAME         run in the netns /run/netns/NAME (as ss -N)\n"
+	"  -N, --netns NAME         run in the netns /run/netns/NAME (as ss -N);\n"
+	"                           run: watch it, once per -N\n"
 	"      --pid PID            run in the netns of process PID\n"
-	"  -A, --all-netns          stat, watch, export: every netns, named ones\n"
+	"  -A, --all-netns          stat, watch, export, run: every netns, named ones\n"
 	"                           and those of running processes, one sample each\n"
-	"  -i, --interval SEC       watch interval (default 1)\n"
+	"  -i, --interval SEC       watch interval, run's status line (default 1)\n"
 	"  -c, --count COUNT        watch: stop after COUNT intervals\n"
 	"  -f, --follow             events: keep printing new events\n"
 	"  -s, --since SEC          diagnose: sampling window (default 5)\n"
 	"  -b, --baseline FILE      diagnose: compare with a saved baseline\n"
 	"  -S, --save-baseline FILE diagnose: save the counters for a later run\n"
 	"  -P, --prometheus         export: Prometheus text format\n"
+	"      --fail-on-diagnosis  run: exit 3 when a cause was named\n"
 	"  -h, --help               this help\n"
 	"  -V, --version            the version\n"
 	"\n"
 	"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
-	"error, 3 diagnose found a problem. Environment: TCPTW_PROC_ROOT replaces\n"
+	"error, 3 diagnose found a problem; run: CMD's (128+signal if killed).\n"
+	"Environment: TCPTW_PROC_ROOT replaces\n"
 	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's\n"
 	"own MIBs, sysctls and conntrack and says how to load the module.\n"
 	"The reference, with real output of every command: man tcptw.\n";
@@ -154,6 +164,7 @@ int main(int argc, char **argv)
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "save-baseline", required_argument, NULL, 'S' },
 		{ "prometheus", no_argument, NULL, 'P' },
+		{ "fail-on-diagnosis", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -166,6 +177,20 @@ int main(int argc, char **argv)
 	long l;
 	int c, err;
 
+	/*
+	 * run: everything after the first "--" is the command, untouched;
+	 * getopt never sees it, so its options stay its own.
+	 */
+	for (c = 1; c < argc; c++) {
+		if (strcmp(argv[c], "--"))
+			continue;
+		o.cmd_argv = argv + c + 1;
+		o.cmd_argc = argc - c - 1;
+		argv[c] = NULL;
+		argc = c;
+		seen |= O_CMD;
+		break;
+	}
 	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhV", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -179,6 +204,11 @@ int main(int argc, char **argv)
 			seen |= O_JSON;
 			break;
 		case 'N':
+			if (o.n_netns == OPTS_MAX_NETNS)
+				return bad_usage("%s", "too many --netns");
+			if (o.n_netns)
+				seen |= O_MULTINS;
+			o.netns_v[o.n_netns++] = optarg;
 			o.netns = optarg;
 			seen |= O_NETNS;
 			break;
@@ -225,6 +255,10 @@ int main(int argc, char **argv)
 			o.prometheus = true;
 			seen |= O_PROM;
 			break;
+		case 'F':
+			o.fail_on_diagnosis = true;
+			seen |= O_FAILDIAG;
+			break;
 		case 'h':
 			help = true;
 			break;
@@ -247,8 +281,15 @@ int main(int argc, char **argv)
 			cmd = &commands[i];
 	if (!cmd)
 		return bad_usage("unknown command: %s", argv[optind]);
+	if ((seen & O_CMD) && !(cmd->opts & O_CMD))
+		return bad_usage("%s takes no command after --", cmd->name);
+	if (seen & O_MULTINS & ~cmd->opts)
+		return bad_usage("%s", "--netns given more than once");
 	if (seen & ~cmd->opts)
 		return bad_usage("option not valid for %s", cmd->name);
+	if ((cmd->opts & O_CMD) && !o.cmd_argc)
+		return bad_usage("%s needs a command: run [OPTIONS] -- CMD [ARGS...]",
+				 cmd->name);
 	if (o.netns && o.pid)
 		return bad_usage("%s", "--netns and --pid exclude each other");
 	if (o.all_netns && (o.netns || o.pid))
@@ -261,7 +302,7 @@ int main(int argc, char **argv)
 	if (cmd->run == cmd_diagnose && o.since < 0)
 		o.since = o.save_baseline && !o.baseline ? 0 : 5;
 
-	if (o.netns || o.pid) {
+	if ((o.netns || o.pid) && !(cmd->opts & O_CMD)) {
 		err = o.netns ? netns_enter_name(o.netns) :
 			netns_enter_pid(o.pid);
 		if (err) {

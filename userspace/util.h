@@ -35,5 +35,27 @@ int each_netns(const struct opts *opt,
 int need_module(const char *what);
 /* A module table that could not be read: EPERM says what it needs. */
 int table_err(const char *file, int err);
+/*
+ * The counters of @d that moved, plain ("@indent  Name delta rate/s") and
+ * JSON ("@key":{"Name":{"value","delta","rate"}}); @mib: only the MIBs
+ * tcptw shows (mib_relevant()).
+ */
+void print_moved(struct out *o, const char *key, const struct deltaset *d,
+		 bool mib, const char *indent);
+/*
+ * diagnose's findings, as diagnose and run print them: "verdict" and
+ * "findings"; "no evidence of: ..." (plain, none found); "caveats".
+ */
+void print_findings(struct out *o, const struct diag_result *r);
+void print_finding(struct out *o, const struct finding *f);
+void print_no_evidence(struct out *o, const struct diag_result *r);
+void print_caveats(struct out *o, const struct diag_result *r,
+		   const char *indent);
+/*
+ * Plain: @text after @label, word-wrapped at 78 columns and indented under
+ * its first line. JSON: the string as is, under @key.
+ */
+void print_wrapped(struct out *o, const char *key, const char *label,
+		   const char *text);
 
 #endif /* _TCPTW_UTIL_H */

@@ -84,6 +84,10 @@ static void test_usage_errors(void **state)
 		"--pid 4294967297 stat", "--pid 0x10 stat", "--pid +1 stat",
 		"-n x stat", "--all-netns sockets", "-A --netns a stat",
 		"-A diagnose",
+		/* run: a command after --, and only run takes one */
+		"run", "run --", "run -c 1 -- true", "stat -- true",
+		"-N a -N b stat", "run --since 1 -- true",
+		"diagnose --fail-on-diagnosis", "run true",
 	};
 	struct result r;
 	size_t i;
@@ -425,6 +429,109 @@ static void test_host(void **state)
 	done(&r);
 }
 
+/* Run a shell command line; its exit status, output in tests/tcptw-cli.*. */
+static struct result sh(const char *line)
+{
+	char cmd[2048];
+	struct result r;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "{ %s; } >tests/tcptw-cli.out "
+		 "2>tests/tcptw-cli.err", line);
+	st = system(cmd);
+	assert_true(WIFEXITED(st));
+	r.rc = WEXITSTATUS(st);
+	r.out = slurp("tests/tcptw-cli.out");
+	r.err = slurp("tests/tcptw-cli.err");
+	return r;
+}
+
+/*
+ * tcptw run's window is exactly CMD's: a fixture tree that CMD turns from
+ * accept_queue's t0 into its t1 is diagnosed as that scenario, with the
+ * listeners row's gain, and CMD's exit status is tcptw's.
+ */
+static void test_run(void **state)
+{
+	char dir[] = "/tmp/tcptw-run-XXXXXX", line[1024];
+	struct result r;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(line, sizeof(line), "cp -r %s/accept_queue/t0/. %s && "
+		 "TCPTW_PROC_ROOT=%s ./tcptw run -j -- cp -r %s/accept_queue/t1/. %s",
+		 fixtures(), dir, dir, fixtures(), dir);
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_int_equal(lines(r.out), 1);
+	assert_non_null(strstr(r.out, "{\"command\":[\"cp\",\"-r\","));
+	assert_non_null(strstr(r.out, "\"exit_code\":0,\"signal\":null"));
+	assert_non_null(strstr(r.out, "\"verdict\":\"problem\""));
+	assert_non_null(strstr(r.out, "\"id\":\"accept_queue\""));
+	assert_non_null(strstr(r.out, "\"listeners\":[{\"addr\":\"0.0.0.0\",\"port\":80,\"moved\":400,\"deltas\":{\"overflow_ack\":400}}]"));
+	/* the census needs a real netns: said, in the data */
+	assert_non_null(strstr(r.out, "\"unseen\":[\"sockets"));
+	done(&r);
+	/* --fail-on-diagnosis: 3 when a cause was named */
+	snprintf(line, sizeof(line), "rm -rf %s/* && cp -r %s/accept_queue/t0/. %s && "
+		 "TCPTW_PROC_ROOT=%s ./tcptw run --fail-on-diagnosis -- cp -r %s/accept_queue/t1/. %s",
+		 dir, fixtures(), dir, dir, fixtures(), dir);
+	r = sh(line);
+	assert_int_equal(r.rc, 3);
+	assert_non_null(strstr(r.out, "tcptw run: cp -r "));
+	assert_non_null(strstr(r.out, "[accept_queue]"));
+	assert_non_null(strstr(r.out, "listeners that moved most:"));
+	done(&r);
+	snprintf(line, sizeof(line), "rm -rf %s", dir);
+	assert_int_equal(system(line), 0);
+	/* nothing moved: no evidence, and CMD's status */
+	r = run("healthy/t1", "run -- sh -c 'echo from-cmd; exit 7'");
+	assert_int_equal(r.rc, 7);
+	assert_int_equal(strncmp(r.out, "from-cmd\n", 9), 0);
+	assert_non_null(strstr(r.out, ": exit 7 after "));
+	assert_non_null(strstr(r.out, "no evidence of:"));
+	done(&r);
+	r = run("healthy/t1", "run --fail-on-diagnosis -- true");
+	assert_int_equal(r.rc, 0);
+	done(&r);
+	/* killed: 128 + the signal, the report still printed */
+	r = run("healthy/t1", "run -j -- sh -c 'kill -KILL $$'");
+	assert_int_equal(r.rc, 137);
+	assert_non_null(strstr(r.out, "\"exit_code\":null,\"signal\":9"));
+	done(&r);
+	/* not found: 127, as a shell says, and no report */
+	r = run("healthy/t1", "run -- /nonexistent-tcptw-cmd");
+	assert_int_equal(r.rc, 127);
+	assert_string_equal(r.out, "");
+	assert_string_equal(r.err, "tcptw: exec /nonexistent-tcptw-cmd: "
+			    "No such file or directory\n");
+	done(&r);
+	/* a bad option: nothing run */
+	r = sh("rm -f tests/tcptw-run.mark; ./tcptw run -c 1 -- touch "
+	       "tests/tcptw-run.mark; test ! -e tests/tcptw-run.mark");
+	assert_int_equal(r.rc, 0);
+	done(&r);
+}
+
+/* SIGTERM to tcptw alone is passed to CMD; the report is still printed */
+static void test_run_signal(void **state)
+{
+	char line[512];
+	struct result r;
+
+	(void)state;
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -TERM $p; "
+		 "wait $p", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 143);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"signal\":15"));
+	assert_non_null(strstr(r.out, "\"interrupted\":true"));
+	done(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +547,8 @@ int main(void)
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_run_signal),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);

@@ -276,6 +276,77 @@ static void test_events_follow_noseq(void **state)
 	assert_false(f.by_seq);
 }
 
+/* run's window: what each row gained, gauges as they are, top rows */
+static void test_table_delta(void **state)
+{
+	static const char base_txt[] =
+		"addr port backlog max_backlog overflow_syn overflow_ack last_overflow_ms\n"
+		"10.0.0.1 80 5 128 10 7 100\n"
+		"10.0.0.1 81 0 128 3 0 -\n"
+		"10.0.0.2 80 0 128 50 0 9\n";
+	static const char cur_txt[] =
+		"addr port backlog max_backlog overflow_syn overflow_ack last_overflow_ms\n"
+		"10.0.0.1 80 9 128 14 17 3\n"
+		"10.0.0.1 81 0 128 3 0 -\n"
+		"10.0.0.2 80 0 128 2 0 1\n"
+		"10.0.0.3 8080 1 4 6 0 1\n";
+	struct table b, c, d;
+	size_t idx[2];
+
+	(void)state;
+	assert_int_equal(table_parse(base_txt, &b), 3);
+	assert_int_equal(table_parse(cur_txt, &c), 4);
+	assert_int_equal(table_delta(&b, &c, &d), 0);
+	assert_int_equal(d.nrows, 4);
+	/* counts: the gain; gauges (backlog, last_*): as now */
+	assert_int_equal(table_get(&d, 0, "overflow_syn"), 4);
+	assert_int_equal(table_get(&d, 0, "overflow_ack"), 10);
+	assert_int_equal(table_get(&d, 0, "backlog"), 9);
+	assert_int_equal(table_get(&d, 0, "port"), 80);
+	assert_int_equal(table_get(&d, 0, "last_overflow_ms"), 3);
+	assert_int_equal(table_row_moved(&d, 0), 14);
+	/* matched by port too: 10.0.0.1:81 did not move */
+	assert_int_equal(table_row_moved(&d, 1), 0);
+	/* went backwards: the row was taken over, counted from 0 */
+	assert_int_equal(table_get(&d, 2, "overflow_syn"), 2);
+	/* new row: all of it is the window's */
+	assert_int_equal(table_get(&d, 3, "overflow_syn"), 6);
+	assert_int_equal(table_top_moved(&d, idx, 2), 2);
+	assert_int_equal(idx[0], 0);
+	assert_int_equal(idx[1], 3);
+	table_free(&b);
+	table_free(&c);
+	table_free(&d);
+}
+
+/* run's window: only the events after the baseline's ring */
+static void test_events_since(void **state)
+{
+	static const char base_txt[] =
+		"1795300001.000000000 tw_syn_paws_rejected src=1.1.1.1:1 dst=2.2.2.2:80 seq=4\n"
+		"1795300002.000000000 tw_syn_paws_rejected src=1.1.1.1:2 dst=2.2.2.2:80 seq=5\n";
+	static const char cur_txt[] =
+		"1795300002.000000000 tw_syn_paws_rejected src=1.1.1.1:2 dst=2.2.2.2:80 seq=5\n"
+		"1795300003.000000000 tw_syn_paws_rejected src=1.1.1.1:3 dst=2.2.2.2:80 seq=6\n"
+		"1795300004.000000000 tw_syn_paws_rejected src=1.1.1.1:4 dst=2.2.2.2:80 seq=7\n";
+	struct event_list b = { 0 }, c = { 0 };
+
+	(void)state;
+	assert_int_equal(events_parse(base_txt, &b), 2);
+	assert_int_equal(events_parse(cur_txt, &c), 3);
+	events_since(&c, &b, 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.v[0].seq, 6);
+	events_free(&c);
+	/* no baseline ring: by time */
+	assert_int_equal(events_parse(cur_txt, &c), 3);
+	events_since(&c, NULL, c.v[2].sec);
+	assert_int_equal(c.n, 1);
+	assert_int_equal(c.v[0].seq, 7);
+	events_free(&c);
+	events_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -290,6 +361,8 @@ int main(void)
 		cmocka_unit_test(test_hist),
 		cmocka_unit_test(test_events_follow_seq),
 		cmocka_unit_test(test_events_follow_noseq),
+		cmocka_unit_test(test_table_delta),
+		cmocka_unit_test(test_events_since),
 	};
 
 	return cmocka_run_group_tests_name("tables", tests, NULL, NULL);
