@@ -18,7 +18,7 @@ APT_PKGS=(
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
 	clang libclang-rt-14-dev xz-utils
 	# userspace CLI and its unit tests
-	libmnl-dev libcmocka-dev
+	libmnl-dev libcmocka-dev libnetfilter-conntrack-dev
 	# style
 	codespell shellcheck
 	# make deb, and the packages' install test in a chroot (deb-test.sh)

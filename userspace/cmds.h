@@ -49,5 +49,6 @@ int cmd_listeners(const struct opts *o);
 int cmd_export(const struct opts *o);
 int cmd_diagnose(const struct opts *o);
 int cmd_run(const struct opts *o);
+int cmd_conntrack(const struct opts *o);
 
 #endif /* _TCPTW_CMDS_H */

@@ -9,6 +9,7 @@
 #include "counters.h"
 #include "events.h"
 #include "census.h"
+#include "ct_census.h"
 #include "sysctl.h"
 #include "tables.h"
 
@@ -33,6 +34,7 @@ struct diag_input {
 	bool ct_have_count;
 	uint64_t ct_count, ct_max;
 	const struct census *census;	/* NULL if not taken */
+	const struct ct_census *ctc;	/* what fills conntrack, or NULL */
 	const struct event_list *events;	/* NULL if unreadable */
 	int events_err;
 	const struct table *peers;	/* NULL if unreadable */

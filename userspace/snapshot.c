@@ -124,6 +124,14 @@ int snapshot_take(struct snapshot *s, unsigned int what)
 	sysctls_read(&s->sys);
 	if (what & SNAP_CT)
 		s->have_ct = !ct_read(&s->ct);
+	s->ctc_err = -ENOENT;
+	/* a fixture tree has no table to dump either */
+	if ((what & SNAP_CTCENSUS) && s->have_ct && !getenv("TCPTW_PROC_ROOT")) {
+		s->ctc_err = ct_census_init(&s->ctc);
+		if (!s->ctc_err)
+			s->ctc_err = ct_census_collect(&s->ctc);
+		s->have_ctc = !s->ctc_err;
+	}
 	if (what & SNAP_CENSUS) {
 		census_init(&s->census,
 			    sysctl_get(&s->sys, SC_PORT_RANGE_LO, 32768),
@@ -170,6 +178,7 @@ void snapshot_free(struct snapshot *s)
 	if (s->have_ct)
 		ct_free(&s->ct);
 	census_free(&s->census);
+	ct_census_free(&s->ctc);
 	events_free(&s->events);
 	table_free(&s->peers);
 	table_free(&s->listeners);
@@ -361,6 +370,7 @@ int snapshot_diag_input(const struct snapshot *base,
 	in->ct_count = cur->ct.count;
 	in->ct_max = cur->ct.max;
 	in->census = cur->have_census ? &cur->census : NULL;
+	in->ctc = cur->have_ctc ? &cur->ctc : NULL;
 	in->events = cur->events_err ? NULL : &cur->events;
 	in->events_err = cur->events_err;
 	in->peers = cur->peers_err ? NULL : &cur->peers;

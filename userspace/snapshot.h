@@ -8,6 +8,7 @@
 
 #include "counters.h"
 #include "ct.h"
+#include "ct_census.h"
 #include "diagnose.h"
 #include "events.h"
 #include "census.h"
@@ -22,6 +23,8 @@ enum {
 	SNAP_HIST = 1 << 3,	/* the hist table, for display */
 	SNAP_HISTCTR = 1 << 4,	/* its buckets as counters, for deltas */
 	SNAP_ALL = 0x1f,
+	/* the conntrack table's entries, dumped (not in SNAP_ALL: costly) */
+	SNAP_CTCENSUS = 1 << 5,
 };
 
 struct snapshot {
@@ -38,6 +41,9 @@ struct snapshot {
 	struct sysctls sys;
 	bool have_ct;
 	struct ct_info ct;
+	bool have_ctc;		/* SNAP_CTCENSUS: what fills the table */
+	int ctc_err;
+	struct ct_census ctc;
 	bool have_census;
 	int census_err;
 	struct census census;

@@ -41,6 +41,7 @@ static const struct command {
 	{ "listeners", cmd_listeners, O_ANY },
 	{ "diagnose", cmd_diagnose, O_ANY | O_SINCE | O_BASELINE | O_SAVE },
 	{ "export", cmd_export, O_NETNS | O_PROM | O_ALLNS },
+	{ "conntrack", cmd_conntrack, O_ANY | O_ALLNS },
 	/* run enters each netns itself: the command runs in tcptw's own */
 	{ "run", cmd_run, O_ANY | O_ALLNS | O_INTERVAL | O_FAILDIAG |
 	  O_MULTINS | O_CMD },
@@ -62,6 +63,7 @@ static const char usage_text[] =
 	"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
 	"                                              name the causes with evidence\n"
 	"  export     --prometheus [--all-netns]       Prometheus text exposition\n"
+	"  conntrack  [-j] [--all-netns]               what fills the conntrack table\n"
 	"  run        [-N NAME ...|--pid PID|-A] [-j] [-i SEC] [--fail-on-diagnosis]\n"
 	"             -- CMD [ARGS...]                 what failed while CMD ran\n"
 	"\n"
@@ -71,8 +73,8 @@ static const char usage_text[] =
 	"  -N, --netns NAME         run in the netns /run/netns/NAME (as ss -N);\n"
 	"                           run: watch it, once per -N\n"
 	"      --pid PID            run in the netns of process PID\n"
-	"  -A, --all-netns          stat, watch, export, run: every netns, named ones\n"
-	"                           and those of running processes, one sample each\n"
+	"  -A, --all-netns          stat, watch, export, conntrack, run: every netns,\n"
+	"                           named ones and those of running processes\n"
 	"  -i, --interval SEC       watch interval, run's status line (default 1)\n"
 	"  -c, --count COUNT        watch: stop after COUNT intervals\n"
 	"  -f, --follow             events: keep printing new events\n"

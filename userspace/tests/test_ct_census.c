@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Copyright (C) 2026 The tcptw authors. */
+/*
+ * What fills the conntrack table: the aggregation, and the dump through
+ * libnetfilter_conntrack with nfct_open/nfct_query wrapped, so entries
+ * are synthetic and no kernel is asked.
+ */
+#include "testlib.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack.h>
+#include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
+#include "ct_census.h"
+
+/* the wrapped library: a fake handle, and entries made up per call */
+static int open_errno, query_errno;
+static unsigned long dump_n;
+static int (*dump_cb)(enum nf_conntrack_msg_type, struct nf_conntrack *,
+		      void *);
+static void *dump_data;
+static char fake_handle;
+
+struct nfct_handle *__wrap_nfct_open(uint8_t subsys, unsigned int flags);
+struct nfct_handle *__wrap_nfct_open(uint8_t subsys, unsigned int flags)
+{
+	(void)subsys;
+	(void)flags;
+	if (open_errno) {
+		errno = open_errno;
+		return NULL;
+	}
+	return (struct nfct_handle *)&fake_handle;
+}
+
+int __wrap_nfct_close(struct nfct_handle *h);
+int __wrap_nfct_close(struct nfct_handle *h)
+{
+	assert_ptr_equal(h, &fake_handle);
+	return 0;
+}
+
+int __wrap_nfct_callback_register(struct nfct_handle *h,
+				  enum nf_conntrack_msg_type type,
+				  int (*cb)(enum nf_conntrack_msg_type,
+					    struct nf_conntrack *, void *),
+				  void *data);
+int __wrap_nfct_callback_register(struct nfct_handle *h,
+				  enum nf_conntrack_msg_type type,
+				  int (*cb)(enum nf_conntrack_msg_type,
+					    struct nf_conntrack *, void *),
+				  void *data)
+{
+	assert_ptr_equal(h, &fake_handle);
+	assert_int_equal(type, NFCT_T_ALL);
+	dump_cb = cb;
+	dump_data = data;
+	return 0;
+}
+
+/*
+ * Entry i of the synthetic table: 9 of 10 TCP TIME_WAIT toward
+ * 127.0.0.1:9000 from 1000 sources 10.0.x.y, 1 of 10 UDP toward
+ * 198.18.0.1:53 in zone 7.
+ */
+static void fill(struct nf_conntrack *ct, unsigned long i)
+{
+	bool tcp = i % 10;
+
+	nfct_set_attr_u8(ct, ATTR_ORIG_L3PROTO, AF_INET);
+	nfct_set_attr_u8(ct, ATTR_ORIG_L4PROTO, tcp ? IPPROTO_TCP :
+			 IPPROTO_UDP);
+	nfct_set_attr_u32(ct, ATTR_ORIG_IPV4_SRC,
+			  htonl(0x0a000000 | (i % 1000)));
+	nfct_set_attr_u32(ct, ATTR_ORIG_IPV4_DST,
+			  htonl(tcp ? 0x7f000001 : 0xc6120001));
+	nfct_set_attr_u16(ct, ATTR_ORIG_PORT_SRC, htons(1024 + i % 60000));
+	nfct_set_attr_u16(ct, ATTR_ORIG_PORT_DST, htons(tcp ? 9000 : 53));
+	if (tcp) {
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, TCP_CONNTRACK_TIME_WAIT);
+		nfct_set_attr_u16(ct, ATTR_ZONE, 0);
+	} else {
+		nfct_attr_unset(ct, ATTR_TCP_STATE);
+		nfct_set_attr_u16(ct, ATTR_ZONE, 7);
+	}
+}
+
+int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
+		      const void *data);
+int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
+		      const void *data)
+{
+	struct nf_conntrack *ct;
+	unsigned long i;
+
+	assert_ptr_equal(h, &fake_handle);
+	assert_int_equal(q, NFCT_Q_DUMP);
+	assert_int_equal(*(const uint32_t *)data, AF_UNSPEC);
+	if (query_errno) {
+		errno = query_errno;
+		return -1;
+	}
+	/* one object reused: the census must not keep it */
+	ct = nfct_new();
+	assert_non_null(ct);
+	for (i = 0; i < dump_n; i++) {
+		fill(ct, i);
+		if (dump_cb(NFCT_T_UPDATE, ct, dump_data) != NFCT_CB_CONTINUE)
+			break;
+	}
+	nfct_destroy(ct);
+	return 0;
+}
+
+/* A proc root with two of the timeout sysctls. */
+static char root[] = "/tmp/tcptw-ctc-XXXXXX";
+
+static int setup(void **state)
+{
+	char cmd[512];
+
+	(void)state;
+	open_errno = 0;
+	query_errno = 0;
+	dump_n = 0;
+	if (!mkdtemp(root))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/net/netfilter && cd %s/sys/net/netfilter && "
+		 "echo 120 >nf_conntrack_tcp_timeout_time_wait && "
+		 "echo 432000 >nf_conntrack_tcp_timeout_established",
+		 root, root);
+	if (system(cmd))
+		return -1;
+	setenv("TCPTW_PROC_ROOT", root, 1);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	strcpy(root, "/tmp/tcptw-ctc-XXXXXX");
+	return system(cmd) ? -1 : 0;
+}
+
+static void test_dump(void **state)
+{
+	const struct ctc_slot *top[3];
+	struct ct_census c;
+	char ep[64];
+
+	(void)state;
+	dump_n = 200;
+	assert_int_equal(ct_census_init(&c), 0);
+	assert_int_equal(ct_census_collect(&c), 0);
+	assert_int_equal(c.total, 200);
+	assert_int_equal(c.proto[IPPROTO_TCP], 180);
+	assert_int_equal(c.proto[IPPROTO_UDP], 20);
+	assert_int_equal(c.tcp_state[CTC_TCP_TIME_WAIT], 180);
+	assert_int_equal(c.nzones, 2);
+	/* entry 0 is UDP: zone 7 came first */
+	assert_int_equal(c.zone[0].zone, 7);
+	assert_int_equal(c.zone[0].n, 20);
+	assert_int_equal(c.timeout[CTC_TCP_TIME_WAIT], 120);
+	assert_int_equal(c.timeout[CTC_TCP_ESTABLISHED], 432000);
+	assert_int_equal(c.timeout[1], -1);
+	assert_int_equal(ct_census_top(&c.dst, top, 3), 2);
+	ctc_key_str(&top[0]->k, ep, sizeof(ep));
+	assert_string_equal(ep, "127.0.0.1:9000");
+	assert_int_equal(top[0]->n, 180);
+	assert_int_equal(top[0]->k.proto, IPPROTO_TCP);
+	assert_true(ctc_key_loopback(&top[0]->k));
+	assert_false(ctc_key_loopback(&top[1]->k));
+	/* 200 sources, one entry each: ties ordered by address */
+	assert_int_equal(ct_census_top(&c.src, top, 3), 3);
+	ctc_key_str(&top[0]->k, ep, sizeof(ep));
+	assert_string_equal(ep, "10.0.0.0");
+	assert_int_equal(c.src.untracked, 0);
+	ct_census_free(&c);
+}
+
+/* 1,000,000 entries through the library's callback in under 1 s of CPU */
+static void test_dump_million(void **state)
+{
+	struct timespec a, b;
+	struct ct_census c;
+	double secs;
+
+	(void)state;
+	dump_n = 1000000;
+	assert_int_equal(ct_census_init(&c), 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &a);
+	assert_int_equal(ct_census_collect(&c), 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &b);
+	secs = b.tv_sec - a.tv_sec + (b.tv_nsec - a.tv_nsec) / 1e9;
+	print_message("# 1000000 entries in %.3f s of CPU\n", secs);
+	assert_true(secs < 1.0);
+	assert_int_equal(c.total, 1000000);
+	assert_int_equal(c.tcp_state[CTC_TCP_TIME_WAIT], 900000);
+	assert_int_equal(c.src.used, 1000);
+	ct_census_free(&c);
+}
+
+static void test_dump_errors(void **state)
+{
+	struct ct_census c;
+
+	(void)state;
+	assert_int_equal(ct_census_init(&c), 0);
+	open_errno = EPERM;
+	assert_int_equal(ct_census_collect(&c), -EPERM);
+	open_errno = 0;
+	query_errno = ENOBUFS;
+	assert_int_equal(ct_census_collect(&c), -ENOBUFS);
+	ct_census_free(&c);
+}
+
+/* More endpoints than the bounded table: counted, not kept one by one */
+static void test_bounded(void **state)
+{
+	struct ctc_entry e = { .family = AF_INET6, .proto = IPPROTO_TCP,
+			       .have_state = true, .tcp_state = 3 };
+	const struct ctc_slot *top[2];
+	struct ct_census c;
+	char ep[64];
+	uint32_t i;
+
+	(void)state;
+	assert_int_equal(ct_census_init(&c), 0);
+	e.dst[0] = 0xfd;
+	e.dst[15] = 1;
+	e.dport = 443;
+	for (i = 0; i < 10000; i++) {
+		e.src[0] = 0xfd;
+		memcpy(e.src + 12, &i, sizeof(i));
+		e.zone = i % 20;
+		ct_census_add(&c, &e);
+	}
+	assert_int_equal(c.total, 10000);
+	assert_int_equal(c.src.used, CTC_TOP_SLOTS / 4 * 3);
+	assert_int_equal(c.src.untracked, 10000 - CTC_TOP_SLOTS / 4 * 3);
+	assert_int_equal(c.nzones, CTC_ZONES);
+	assert_int_equal(c.zone_other, 10000 / 20 * 4);
+	assert_int_equal(ct_census_top(&c.dst, top, 2), 1);
+	ctc_key_str(&top[0]->k, ep, sizeof(ep));
+	assert_string_equal(ep, "[fd00::1]:443");
+	assert_int_equal(top[0]->n, 10000);
+	assert_string_equal(ct_tcp_state_name(3), "ESTABLISHED");
+	assert_null(ct_tcp_state_name(10));
+	assert_string_equal(ct_tcp_state_sysctl(CTC_TCP_TIME_WAIT),
+			    "nf_conntrack_tcp_timeout_time_wait");
+	assert_null(ct_proto_name(253));
+	ct_census_free(&c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_dump, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dump_million, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_dump_errors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bounded, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("ct_census", tests, NULL, NULL);
+}
