@@ -52,7 +52,7 @@ static int load_or_sample(const struct opts *opt, struct snapshot *base,
 		if (opt->since > 0 && !sleep_interruptible(opt->since))
 			*cut = true;
 	}
-	snapshot_take(cur, SNAP_ALL & ~SNAP_HIST);
+	snapshot_take(cur, (SNAP_ALL & ~SNAP_HIST) | SNAP_CTCENSUS);
 	if (cur->mib_err) {
 		snapshot_free(base);
 		snapshot_free(cur);

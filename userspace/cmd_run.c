@@ -440,7 +440,7 @@ static int report_target(struct out *o, struct run *r, struct target *t,
 
 	if (!t->have_base || target_enter(t))
 		return EXIT_RUNTIME;
-	snapshot_take(&end, SNAP_ALL & ~SNAP_HIST);
+	snapshot_take(&end, (SNAP_ALL & ~SNAP_HIST) | SNAP_CTCENSUS);
 	if (end.mib_err) {
 		snapshot_free(&end);
 		return fail("/proc/net/netstat", end.mib_err);

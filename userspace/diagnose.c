@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Copyright (C) 2026 The tcptw authors. */
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -564,6 +565,116 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 	}
 }
 
+/* Share of the dump at which one kind of entry "fills" the table. */
+#define CT_FILL_SHARE 0.5
+
+/*
+ * What fills the table, from the entries dumped at the window's end: the
+ * TCP state most entries are in and the destination most go to, as
+ * evidence and a note; *@tcp_state and *@dst say which (-1, NULL: none
+ * holds CT_FILL_SHARE of the entries).
+ */
+static void ct_fillers(struct finding *f, const struct diag_input *in,
+		       int *tcp_state, const struct ctc_slot **dst)
+{
+	const struct ct_census *c = in->ctc;
+	const struct ctc_slot *top[1];
+	unsigned int st, best = 0;
+	char name[80], ep[48];
+	const char *pn;
+
+	*tcp_state = -1;
+	*dst = NULL;
+	if (!c || !c->total)
+		return;
+	ev_value(f, "conntrack entries dumped", c->total);
+	for (st = 1; st < CTC_TCP_STATES; st++)
+		if (c->tcp_state[st] > c->tcp_state[best])
+			best = st;
+	if (c->tcp_state[best] >= CT_FILL_SHARE * c->total) {
+		*tcp_state = best;
+		snprintf(name, sizeof(name), "conntrack tcp %s",
+			 ct_tcp_state_name(best));
+		ev_value(f, name, c->tcp_state[best]);
+		if (c->timeout[best] >= 0)
+			note(f, "%llu of %llu entries are TCP %s, held %lld s (%s)",
+			     (unsigned long long)c->tcp_state[best],
+			     (unsigned long long)c->total,
+			     ct_tcp_state_name(best), c->timeout[best],
+			     ct_tcp_state_sysctl(best));
+		else
+			note(f, "%llu of %llu entries are TCP %s",
+			     (unsigned long long)c->tcp_state[best],
+			     (unsigned long long)c->total,
+			     ct_tcp_state_name(best));
+	} else if (c->proto[IPPROTO_UDP] >= CT_FILL_SHARE * c->total) {
+		ev_value(f, "conntrack udp", c->proto[IPPROTO_UDP]);
+		note(f, "%llu of %llu entries are UDP",
+		     (unsigned long long)c->proto[IPPROTO_UDP],
+		     (unsigned long long)c->total);
+	}
+	if (ct_census_top(&c->dst, top, 1) &&
+	    top[0]->n >= CT_FILL_SHARE * c->total) {
+		*dst = top[0];
+		ctc_key_str(&top[0]->k, ep, sizeof(ep));
+		pn = ct_proto_name(top[0]->k.proto);
+		snprintf(name, sizeof(name), "conntrack to %.8s %s",
+			 pn ? pn : "proto", ep);
+		ev_value(f, name, top[0]->n);
+		note(f, "%llu of %llu entries go to %s %s%s",
+		     (unsigned long long)top[0]->n,
+		     (unsigned long long)c->total, pn ? pn : "proto", ep,
+		     ctc_key_loopback(&top[0]->k) ?
+		     " (loopback: an upstream on this host)" : "");
+	}
+}
+
+/* The remedy for a full table, picked from what fills it. */
+static void ct_full_remedy(struct finding *f, const struct diag_input *in,
+			   int st, const struct ctc_slot *dst)
+{
+	const struct ct_census *c = in->ctc;
+	char what[360] = "", tail[360] = "";
+	const char *pn;
+
+	if (!c || (st < 0 && !dst &&
+		   c->proto[IPPROTO_UDP] < CT_FILL_SHARE * c->total))
+		return;	/* nothing dominates: the generic remedy */
+	if (st == CTC_TCP_ESTABLISHED)
+		snprintf(what, sizeof(what),
+			 "%llu of %llu entries are live TCP flows (ESTABLISHED, held %lld s by nf_conntrack_tcp_timeout_established): raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets) to hold them, or shorten the timeout if idle flows linger",
+			 (unsigned long long)c->tcp_state[st],
+			 (unsigned long long)c->total, c->timeout[st]);
+	else if (st >= 0 && c->timeout[st] >= 0)
+		snprintf(what, sizeof(what),
+			 "%llu of %llu entries are TCP %s, held %lld s (%s): shorten it (net.netfilter.%s, e.g. %s)",
+			 (unsigned long long)c->tcp_state[st],
+			 (unsigned long long)c->total, ct_tcp_state_name(st),
+			 c->timeout[st], ct_tcp_state_sysctl(st),
+			 ct_tcp_state_sysctl(st),
+			 st == CTC_TCP_TIME_WAIT ? "30" : "a tenth of it");
+	else if (st < 0 && c->proto[IPPROTO_UDP] >= CT_FILL_SHARE * c->total)
+		snprintf(what, sizeof(what),
+			 "%llu of %llu entries are UDP: shorten net.netfilter.nf_conntrack_udp_timeout and nf_conntrack_udp_timeout_stream",
+			 (unsigned long long)c->proto[IPPROTO_UDP],
+			 (unsigned long long)c->total);
+	if (dst) {
+		pn = ct_proto_name(dst->k.proto);
+		if (ctc_key_loopback(&dst->k) && dst->k.port)
+			snprintf(tail, sizeof(tail),
+				 "add a notrack rule for the loopback upstream on :%u (nft: table inet raw, chain output type filter hook output priority raw, \"%s dport %u oif lo notrack\")",
+				 dst->k.port, pn ? pn : "tcp", dst->k.port);
+		else
+			snprintf(tail, sizeof(tail),
+				 "exempt the %llu entries toward that destination from tracking (nft \"notrack\" in a raw-priority chain) if no NAT or stateful rule needs them",
+				 (unsigned long long)dst->n);
+	}
+	snprintf(f->remedy, sizeof(f->remedy), "%s%s%s%s. %s", what,
+		 *what && *tail ? ", or " : "",
+		 !*what && *tail ? "Most entries go to one destination: " : "",
+		 tail, "Raising nf_conntrack_max alone only delays it.");
+}
+
 static void rule_conntrack(const struct diag_input *in,
 			   struct diag_result *r)
 {
@@ -580,7 +691,9 @@ static void rule_conntrack(const struct diag_input *in,
 	uint64_t full_drops = drop > ct_ins ? drop - ct_ins : 0;
 	bool filled = in->ct_have_count && in->ct_max &&
 		      in->ct_count >= DIAG_CT_FILL * in->ct_max;
+	const struct ctc_slot *dst;
 	struct finding *f;
+	int st;
 
 	if (full || full_drops || early || filled) {
 		f = add(r, "conntrack_full",
@@ -595,6 +708,8 @@ static void rule_conntrack(const struct diag_input *in,
 				ev_value(f, "net.netfilter.nf_conntrack_max",
 					 in->ct_max);
 			}
+			ct_fillers(f, in, &st, &dst);
+			ct_full_remedy(f, in, st, dst);
 		}
 	}
 	if (ins) {
@@ -607,6 +722,9 @@ static void rule_conntrack(const struct diag_input *in,
 			ev_delta(f, in, "conntrack insert_failed", ct_ins);
 			/* the destinations whose SNAT tuples clashed */
 			name_peers(f, in, "conntrack_insert_failed", true, "");
+			ct_fillers(f, in, &st, &dst);
+			if (dst)
+				more(f, "(the SNAT tuples toward it run out first)");
 		}
 	}
 }

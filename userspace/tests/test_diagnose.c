@@ -5,6 +5,9 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 #include "snapshot.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 struct run {
 	struct snapshot t0, t1;
@@ -289,6 +292,83 @@ static void test_conntrack_full(void **state)
 	run_free(run);
 }
 
+/* @n entries in TCP @state from 10.0.0.(i % @srcs) to @dst:@port */
+static void ctc_fill(struct ct_census *c, unsigned int n, uint8_t state,
+		     uint32_t dst, uint16_t port, unsigned int srcs)
+{
+	struct ctc_entry e = { .family = AF_INET, .proto = IPPROTO_TCP,
+			       .have_state = true, .tcp_state = state,
+			       .dport = port };
+	uint32_t a;
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		a = htonl(0x0a000000 | (i % srcs));
+		memcpy(e.src, &a, 4);
+		a = htonl(dst);
+		memcpy(e.dst, &a, 4);
+		ct_census_add(c, &e);
+	}
+}
+
+/*
+ * What fills the table decides the remedy: TIME_WAIT entries of a
+ * loopback upstream (seed 004's lab), or live flows.
+ */
+static void test_conntrack_fillers(void **state)
+{
+	struct run *run = diagnose_scenario("conntrack_full");
+	const struct finding *f;
+	struct ct_census c;
+
+	(void)state;
+	assert_int_equal(ct_census_init(&c), 0);
+	c.timeout[CTC_TCP_TIME_WAIT] = 120;
+	c.timeout[CTC_TCP_ESTABLISHED] = 432000;
+	ctc_fill(&c, 182, CTC_TCP_TIME_WAIT, 0x7f000001, 9000, 50);
+	ctc_fill(&c, 18, CTC_TCP_ESTABLISHED, 0xc6120002, 80, 18);
+	run->in.ctc = &c;
+	diagnose_run(&run->in, &run->r);
+	assert_int_equal(run->r.n, 1);
+	f = &run->r.f[0];
+	assert_string_equal(f->id, "conntrack_full");
+	assert_int_equal(ev(f, "conntrack entries dumped")->v, 200);
+	assert_int_equal(ev(f, "conntrack tcp TIME_WAIT")->v, 182);
+	assert_int_equal(ev(f, "conntrack to tcp 127.0.0.1:9000")->v, 182);
+	assert_string_equal(f->notes[0], "182 of 200 entries are TCP TIME_WAIT, held 120 s (nf_conntrack_tcp_timeout_time_wait)");
+	assert_ptr_equal(strstr(f->remedy, "182 of 200 entries are TCP TIME_WAIT, held 120 s (nf_conntrack_tcp_timeout_time_wait): shorten it"),
+			 f->remedy);
+	assert_non_null(strstr(f->remedy, "or add a notrack rule for the loopback upstream on :9000"));
+	ct_census_free(&c);
+
+	/* live flows of many destinations: raise the max, no notrack */
+	assert_int_equal(ct_census_init(&c), 0);
+	c.timeout[CTC_TCP_ESTABLISHED] = 432000;
+	ctc_fill(&c, 150, CTC_TCP_ESTABLISHED, 0xc6120002, 80, 150);
+	ctc_fill(&c, 25, CTC_TCP_ESTABLISHED, 0xc6120003, 80, 25);
+	ctc_fill(&c, 25, CTC_TCP_ESTABLISHED, 0xc6120004, 80, 25);
+	diagnose_run(&run->in, &run->r);
+	f = &run->r.f[0];
+	assert_int_equal(ev(f, "conntrack tcp ESTABLISHED")->v, 200);
+	assert_non_null(strstr(f->remedy, "raise net.netfilter.nf_conntrack_max"));
+	assert_non_null(strstr(f->remedy, "or exempt the 150 entries"));
+	assert_null(strstr(f->remedy, "loopback"));
+	ct_census_free(&c);
+
+	/* nothing dominates: the generic remedy */
+	assert_int_equal(ct_census_init(&c), 0);
+	ctc_fill(&c, 10, CTC_TCP_ESTABLISHED, 0xc6120002, 80, 10);
+	ctc_fill(&c, 10, CTC_TCP_TIME_WAIT, 0xc6120003, 81, 10);
+	ctc_fill(&c, 10, 2, 0xc6120004, 82, 10);
+	diagnose_run(&run->in, &run->r);
+	f = &run->r.f[0];
+	assert_ptr_equal(strstr(f->remedy, "Raise net.netfilter.nf_conntrack_max"),
+			 f->remedy);
+	assert_int_equal(ev(f, "conntrack entries dumped")->v, 30);
+	ct_census_free(&c);
+	run_free(run);
+}
+
 /*
  * SNAT tuple clashes bump conntrack's drop as well as insert_failed: they
  * are not a full table, with the module or without it.
@@ -525,6 +605,7 @@ int main(void)
 		cmocka_unit_test(test_tw_overflow),
 		cmocka_unit_test(test_accept_queue),
 		cmocka_unit_test(test_conntrack_full),
+		cmocka_unit_test(test_conntrack_fillers),
 		cmocka_unit_test(test_conntrack_clash),
 		cmocka_unit_test(test_nat_idle_reset),
 		cmocka_unit_test(test_busy_reset),
