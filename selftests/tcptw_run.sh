@@ -1,0 +1,215 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# `tcptw run -- CMD` and `tcptw conntrack` against the kernel's own
+# numbers:
+#
+#   cli 198.18.0.1 --- veth --- srv 198.18.0.2:8081 (backlog 2, never accepts)
+#   ct: lo only, an nft rule that tracks, 127.0.0.1:9000
+#
+# 1. `tcptw run -j -N srv -- <a burst of connects from cli>`: the report's
+#    TcpExtListenOverflows delta == the netns's MIB delta over the run (and
+#    the module's ListenOverflow == it), [accept_queue] named, the
+#    listener's row, exit 3 with --fail-on-diagnosis.
+# 2. A control run with nothing failing: no cause, and CMD's exit status
+#    (7) kept even with --fail-on-diagnosis.
+# 3. SIGTERM to tcptw alone reaches CMD (exit 143) and the report is
+#    still printed, marked interrupted.
+# 4. `tcptw conntrack -j` in ct after 20 loopback connections: its counts
+#    by TCP state == `conntrack -L`'s; with nf_conntrack_max at the count,
+#    diagnose names conntrack_full with the TIME_WAIT entries and the
+#    loopback upstream's notrack remedy.
+
+source "$(dirname "$0")/lib.sh"
+
+require_root
+require_cmd ip nft conntrack python3
+require_traffic
+require_module
+if [ ! -x "$TCPTW_CLI" ]; then
+	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
+	exit $ksft_skip
+fi
+
+CT_MAX_SAVED=
+test_cleanup()
+{
+	[ -n "$CT_MAX_SAVED" ] &&
+		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_SAVED"
+}
+
+# jq_py FILE EXPR : EXPR (Python, over the report as r) printed; "" on error
+jq_py()
+{
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+try:
+    v = eval(sys.argv[2])
+except (KeyError, IndexError, TypeError):
+    v = ""
+print(v)' "$1" "$2" 2>/dev/null
+}
+
+pair_up()
+{
+	setup_ns cli srv || return 1
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24
+}
+
+test_overflow()
+{
+	local T="run: accept-queue overflow == TcpExt ListenOverflows" out rc
+	local m0 m1 want
+
+	test_begin "$T"
+	pair_up || { check_err 1 "setup failed"; log_test "$T"; return; }
+	server_start "$srv" "$TMPDIR_T/ovf.srv" --listen 198.18.0.2:8081 \
+		--no-accept --backlog 2 --timeout 60 ||
+		{ check_err 1 "no server"; log_test "$T"; return; }
+	out=$TMPDIR_T/ovf.json
+	m0=$(mib "$srv" TcpExtListenOverflows)
+	# CMD's stdout is its own: the burst's JSON goes to a file of its own
+	timeout 90 "$TCPTW_CLI" run -j --fail-on-diagnosis -N "$srv" -- \
+		sh -c "timeout 60 ip netns exec $cli python3 $LIB_DIR/tcptw_sock.py \
+		burst 198.18.0.2 8081 8 10 3 >$TMPDIR_T/ovf.cli" >"$out" 2>"$out.err"
+	rc=$?
+	m1=$(mib "$srv" TcpExtListenOverflows)
+	want=$((m1 - m0))
+	diag "burst: $(cat "$TMPDIR_T/ovf.cli"); report: $(head -c 600 "$out")"
+	check_gt "ListenOverflows over the run" "$want" 0
+	check_eq "report's TcpExtListenOverflows delta" \
+		"$(jq_py "$out" 'r["namespaces"][0]["mib"]["TcpExtListenOverflows"]["delta"]')" \
+		"$want"
+	check_mod_eq "report's ListenOverflow delta" \
+		"$(jq_py "$out" 'r["namespaces"][0]["counters"]["ListenOverflow"]["delta"]')" \
+		"$want"
+	check_eq "exit status with --fail-on-diagnosis" "$rc" 3
+	check_eq "CMD's exit code in the report" \
+		"$(jq_py "$out" 'r["exit_code"]')" 0
+	check_eq "accept_queue named" \
+		"$(jq_py "$out" 'sum(f["id"] == "accept_queue" for f in r["namespaces"][0]["findings"])')" 1
+	check_mod_eq "listener row 198.18.0.2:8081 moved by the overflows" \
+		"$(jq_py "$out" '[x["moved"] for x in r["namespaces"][0]["listeners"] if x["port"] == 8081][0]')" \
+		"$want"
+	kill "$SERVER_PID" 2>/dev/null
+	log_test "$T"
+	cleanup_ns "$cli" "$srv"
+}
+
+test_control()
+{
+	local T="run: control run, no cause, CMD's exit status kept" out rc
+
+	test_begin "$T"
+	pair_up || { check_err 1 "setup failed"; log_test "$T"; return; }
+	server_start "$srv" "$TMPDIR_T/ctl.srv" --listen 198.18.0.2:8082 \
+		--count 5 --timeout 60 ||
+		{ check_err 1 "no server"; log_test "$T"; return; }
+	out=$TMPDIR_T/ctl.json
+	timeout 90 "$TCPTW_CLI" run -j --fail-on-diagnosis -N "$srv" -N "$cli" -- \
+		sh -c "timeout 60 $TRAFFIC client --connect 198.18.0.2:8082 \
+		--count 5 --netns $(nspath "$cli") --timeout 30 >/dev/null; exit 7" \
+		>"$out" 2>"$out.err"
+	rc=$?
+	diag "report: $(head -c 400 "$out")"
+	check_eq "exit status (CMD's 7, no cause)" "$rc" 7
+	check_eq "namespaces reported" \
+		"$(jq_py "$out" 'len(r["namespaces"])')" 2
+	check_eq "findings in srv and cli" \
+		"$(jq_py "$out" 'sum(len(n["findings"]) for n in r["namespaces"])')" 0
+	check_eq "TcpPassiveOpens delta in srv" \
+		"$(jq_py "$out" 'r["namespaces"][0]["mib"]["TcpPassiveOpens"]["delta"]')" 5
+	kill "$SERVER_PID" 2>/dev/null
+	log_test "$T"
+	cleanup_ns "$cli" "$srv"
+}
+
+test_signal()
+{
+	local T="run: SIGTERM reaches CMD, the report is printed" out pid rc
+
+	test_begin "$T"
+	out=$TMPDIR_T/sig.json
+	"$TCPTW_CLI" run -j -- sleep 60 >"$out" 2>"$out.err" &
+	pid=$!
+	# tcptw has forked once sleep is its child
+	busywait 10000 pgrep -P "$pid" sleep >/dev/null ||
+		diag "sleep did not start in 10 s"
+	kill -TERM "$pid"
+	timeout 30 tail --pid="$pid" -f /dev/null
+	wait "$pid"
+	rc=$?
+	check_eq "exit status (128 + SIGTERM)" "$rc" 143
+	check_eq "signal in the report" "$(jq_py "$out" 'r["signal"]')" 15
+	check_eq "interrupted" "$(jq_py "$out" 'int(r["interrupted"])')" 1
+	log_test "$T"
+}
+
+# ct_states NS : "STATE count" lines of `conntrack -L -p tcp`, sorted
+ct_states()
+{
+	nsx "$1" conntrack -L -p tcp 2>/dev/null |
+		awk '$1 == "tcp" { n[$4]++ } END { for (s in n) print s, n[s] }' |
+		sort
+}
+
+test_conntrack()
+{
+	local T="conntrack: counts by state == conntrack -L, diagnose names them"
+	local out got want count
+
+	test_begin "$T"
+	setup_ns ct || { check_err 1 "setup failed"; log_test "$T"; return; }
+	printf '%s\n' "table inet trk {" "chain out {" \
+		"type filter hook output priority 0; policy accept;" \
+		"ct state new counter" "}" "}" | nsx "$ct" nft -f - ||
+		{ check_err 1 "nft"; log_test "$T"; return; }
+	server_start "$ct" "$TMPDIR_T/ct.srv" --listen 127.0.0.1:9000 \
+		--count 20 --timeout 60 --close-first client ||
+		{ check_err 1 "no server"; log_test "$T"; return; }
+	timeout 60 "$TRAFFIC" client --connect 127.0.0.1:9000 --count 20 \
+		--netns "$(nspath "$ct")" --close-first client --timeout 30 \
+		>"$TMPDIR_T/ct.cli.json"
+	bg_wait "$SERVER_PID"
+	out=$TMPDIR_T/ct.json
+	# the same moment: TIME_WAIT entries live 120 s, nothing else runs
+	ip netns exec "$ct" "$TCPTW_CLI" conntrack -j >"$out" 2>"$out.err"
+	want=$(ct_states "$ct")
+	got=$(jq_py "$out" '"\n".join("%s %d" % (s, v["entries"]) for s, v in sorted(r["conntrack"]["census"]["tcp_states"].items()))')
+	diag "conntrack -L: $(echo $want); tcptw: $(echo $got)"
+	check_eq "TIME_WAIT entries (conntrack -L)" \
+		"$(awk '$1 == "TIME_WAIT" { print $2 }' <<<"$want")" 20
+	if [ "$got" = "$want" ]; then
+		diag "  ok: counts by state equal"
+	else
+		check_err 1 "counts by state differ"
+	fi
+	check_eq "entries dumped == nf_conntrack_count" \
+		"$(jq_py "$out" 'r["conntrack"]["census"]["dumped"]')" \
+		"$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)"
+	check_eq "top destination tcp 127.0.0.1:9000" \
+		"$(jq_py "$out" '[d["entries"] for d in r["conntrack"]["census"]["destinations"] if d["endpoint"] == "127.0.0.1:9000"][0]')" 20
+	# a full table: the max (global) at this netns's count
+	count=$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)
+	CT_MAX_SAVED=$(cat /proc/sys/net/netfilter/nf_conntrack_max)
+	sysctl -qw net.netfilter.nf_conntrack_max="$count"
+	ip netns exec "$ct" "$TCPTW_CLI" diagnose -j --since 0.2 \
+		>"$TMPDIR_T/ct.diag" 2>&1
+	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_SAVED"
+	CT_MAX_SAVED=
+	diag "diagnose: $(head -c 1500 "$TMPDIR_T/ct.diag")"
+	check_eq "conntrack_full names the TIME_WAIT entries" \
+		"$(jq_py "$TMPDIR_T/ct.diag" '[e["value"] for f in r["findings"] if f["id"] == "conntrack_full" for e in f["evidence"] if e["name"] == "conntrack tcp TIME_WAIT"][0]')" 20
+	check_eq "remedy: notrack for the loopback upstream on :9000" \
+		"$(jq_py "$TMPDIR_T/ct.diag" 'int(any("notrack rule for the loopback upstream on :9000" in f["remedy"] for f in r["findings"]))')" 1
+	log_test "$T"
+	cleanup_ns "$ct"
+}
+
+ktap_plan 4
+test_overflow
+test_control
+test_signal
+test_conntrack
+ktap_finish
