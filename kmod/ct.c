@@ -90,16 +90,7 @@ static struct tcptw_probe ct_probes[] = {
 	  .data_size = sizeof(struct confirm_ctx), .module = "nf_conntrack" },
 };
 
-static void ct_probes_setup(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(ct_probes); i++)
-		ct_probes[i].maxactive = max(64U, 8 * num_possible_cpus());
-}
-
 const struct tcptw_probe_set tcptw_ct_probe_set = {
 	.probes = ct_probes,
 	.n = ARRAY_SIZE(ct_probes),
-	.setup = ct_probes_setup,
 };

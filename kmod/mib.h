@@ -2,30 +2,51 @@
 /*
  * Copyright (C) 2026 The tcptw authors.
  *
- * The kernel's own per-CPU MIB slots of a netns, read around a probed call:
- * the change on the CPU the call ran on is exactly what that call counted,
- * as long as nothing else ran on that CPU in between - true for functions
- * that run in BH context, and close to it for the few process-context ones
- * (documented where used).
+ * The kernel's own per-netns MIBs. Where the kernel already counts a
+ * decision, tcptw's counter is that MIB, read when the counters file is
+ * read (summed over CPUs, less a baseline taken when tcptw's state for
+ * the netns is made and on reset): no hook runs for it on the packet path.
+ * mib.c says which counter is which MIB.
  */
 #ifndef _TCPTW_MIB_H
 #define _TCPTW_MIB_H
 
 #include <linux/percpu.h>
-#include <linux/smp.h>
 #include <net/net_namespace.h>
 #include <net/snmp.h>
 
-static inline unsigned long tcptw_mib_linux(const struct net *net, int cpu,
-					    int idx)
+#include "counters.h"
+
+struct tcptw_state;
+
+/* sum over CPUs of TcpExt (LINUX_MIB_*) slot @idx of @net */
+static inline u64 tcptw_mib_linux_sum(const struct net *net, int idx)
 {
-	return READ_ONCE(per_cpu_ptr(net->mib.net_statistics, cpu)->mibs[idx]);
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(net->mib.net_statistics,
+					     cpu)->mibs[idx]);
+	return sum;
 }
 
-static inline unsigned long tcptw_mib_tcp(const struct net *net, int cpu,
-					  int idx)
+/* sum over CPUs of Tcp (TCP_MIB_*) slot @idx of @net */
+static inline u64 tcptw_mib_tcp_sum(const struct net *net, int idx)
 {
-	return READ_ONCE(per_cpu_ptr(net->mib.tcp_statistics, cpu)->mibs[idx]);
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(net->mib.tcp_statistics,
+					     cpu)->mibs[idx]);
+	return sum;
 }
+
+/* counter @c of @net as the counters file shows it; under RCU */
+u64 tcptw_counter_read(const struct net *net, const struct tcptw_state *st,
+		       enum tcptw_counter c);
+/* take the MIB baselines of @st now (state creation, reset) */
+void tcptw_mib_baseline(const struct net *net, struct tcptw_state *st);
 
 #endif /* _TCPTW_MIB_H */

@@ -13,6 +13,7 @@
 #include "pernet.h"
 #include "table.h"
 #include "proc.h"
+#include "mib.h"
 
 unsigned int tcptw_net_id __read_mostly;
 
@@ -37,11 +38,12 @@ u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot)
  * Zeroing per-CPU slots would race with increments on other CPUs; moving
  * the baseline does not, and a concurrent increment lands after it.
  */
-void tcptw_state_reset(struct tcptw_state *st)
+void tcptw_state_reset(const struct net *net, struct tcptw_state *st)
 {
 	int i;
 
 	mutex_lock(&st->reset_lock);
+	tcptw_mib_baseline(net, st);
 	for (i = 0; i < TCPTW_NR_SLOTS; i++)
 		/* pairs with the acquire in tcptw_slot_sum() */
 		smp_store_release(&st->base[i],
@@ -91,6 +93,22 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 {
 	if (!st->ring || !emit_allowed(st, ev->type))
 		return;
+	tcptw_event_push(st, ev);
+}
+
+bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
+		       u8 type)
+{
+	if (!st->ring || !emit_allowed(st, type))
+		return false;
+	memset(ev, 0, sizeof(*ev));
+	ev->type = type;
+	ev->age_ms = -1;
+	return true;
+}
+
+void tcptw_event_push(struct tcptw_state *st, struct tcptw_event *ev)
+{
 	ev->time_ns = ktime_get_real_ns();
 	tcptw_ring_push(st->ring, ev);
 }
@@ -152,6 +170,8 @@ static int __net_init tcptw_net_init(struct net *net)
 				      &st->peers_state);
 	st->listeners = tcptw_table_alloc(tcptw_listener_table_size,
 					  &st->listeners_state);
+	/* the MIBs count from now on, as tcptw's own slots do */
+	tcptw_mib_baseline(net, st);
 	if (tcptw_proc_net_init(net))
 		goto err_free_state;
 	rcu_assign_pointer(tn->state, st);

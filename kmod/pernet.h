@@ -38,6 +38,8 @@ struct tcptw_state {
 	struct tcptw_pcpu __percpu *pcpu;
 	/* what "reset" subtracted; written under reset_lock only */
 	u64 base[TCPTW_NR_SLOTS];
+	/* the MIB part of each counter at creation or reset (mib.c) */
+	s64 mib_base[TCPTW_NR_COUNTERS];
 	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;
 	struct tcptw_ring *ring;
@@ -92,8 +94,16 @@ static inline void tcptw_hist_add(struct tcptw_state *st, enum tcptw_hist h,
 
 /* sum over CPUs of a counter or histogram slot, minus the last reset */
 u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot);
-void tcptw_state_reset(struct tcptw_state *st);
+void tcptw_state_reset(const struct net *net, struct tcptw_state *st);
 void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
+/*
+ * Start an event of @type in @ev (zeroed, age unknown) if this CPU may
+ * record one more this second, before anything is spent on building it;
+ * then fill it and tcptw_event_push() it. Preemption disabled.
+ */
+bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
+		       u8 type);
+void tcptw_event_push(struct tcptw_state *st, struct tcptw_event *ev);
 /* count @c in @net and log @ev, if tcptw tracks @net; any context */
 void tcptw_count_event(const struct net *net, enum tcptw_counter c,
 		       struct tcptw_event *ev);

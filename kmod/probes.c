@@ -32,7 +32,7 @@ static DEFINE_MUTEX(probes_lock);
 static bool probes_closed;
 
 /* the @n-th probe over all sets, NULL past the last */
-static struct tcptw_probe *probe_at(unsigned int n)
+struct tcptw_probe *tcptw_probe_at(unsigned int n)
 {
 	unsigned int s;
 
@@ -55,7 +55,7 @@ static int hits_get(char *buf, const struct kernel_param *kp)
 	unsigned int n;
 	int len = 0;
 
-	for (n = 0; (p = probe_at(n)); n++)
+	for (n = 0; (p = tcptw_probe_at(n)); n++)
 		if (!p->unused)
 			len += scnprintf(buf + len, PAGE_SIZE - len, "%s\t%ld\n",
 					 p->name, atomic_long_read(&p->hits));
@@ -83,7 +83,7 @@ static void tp_lookup(struct tracepoint *tp, void *priv)
 	struct tcptw_probe *p;
 	unsigned int n;
 
-	for (n = 0; (p = probe_at(n)); n++)
+	for (n = 0; (p = tcptw_probe_at(n)); n++)
 		if (p->kind == TCPTW_TRACEPOINT && !strcmp(tp->name, p->name))
 			p->tp = tp;
 }
@@ -153,7 +153,7 @@ static int module_event(struct notifier_block *nb, unsigned long action,
 	if (action != MODULE_STATE_LIVE && action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
 	mutex_lock(&probes_lock);
-	for (n = 0; (p = probe_at(n)); n++) {
+	for (n = 0; (p = tcptw_probe_at(n)); n++) {
 		if (!p->module || strcmp(p->module, mod->name))
 			continue;
 		if (action == MODULE_STATE_LIVE && !p->attached &&
@@ -172,16 +172,13 @@ static struct notifier_block module_nb = {
 
 int tcptw_probes_init(void)
 {
-	unsigned int s, n, attached = 0;
+	unsigned int n, attached = 0;
 	struct tcptw_probe *p;
 	int err;
 
 	err = tcptw_hooks_init(probe_count());
 	if (err)
 		return err;
-	for (s = 0; s < ARRAY_SIZE(sets); s++)
-		if (sets[s]->setup)
-			sets[s]->setup();
 	for_each_kernel_tracepoint(tp_lookup, NULL);
 
 	/* before the first attempt, so a module loading now is not missed */
@@ -193,7 +190,7 @@ int tcptw_probes_init(void)
 	/* test builds only: hold the window open for a module to go live */
 	tcptw_test_delay(tcptw_test_attach_delay_ms);
 	mutex_lock(&probes_lock);
-	for (n = 0; (p = probe_at(n)); n++) {
+	for (n = 0; (p = tcptw_probe_at(n)); n++) {
 		/*
 		 * The notifier may have attached a module's probes since it
 		 * was registered; registering a live kprobe again would
@@ -224,7 +221,7 @@ void tcptw_probes_uninit(void)
 	 */
 	mutex_lock(&probes_lock);
 	probes_closed = true;
-	for (n = 0; (p = probe_at(n)); n++)
+	for (n = 0; (p = tcptw_probe_at(n)); n++)
 		tracepoints |= detach(p, true);
 	tcptw_hooks_detach_batch();
 	mutex_unlock(&probes_lock);
@@ -240,7 +237,7 @@ void tcptw_probes_show(struct seq_file *seq)
 	unsigned int n;
 
 	mutex_lock(&probes_lock);
-	for (n = 0; (p = probe_at(n)); n++) {
+	for (n = 0; (p = tcptw_probe_at(n)); n++) {
 		if (p->unused)
 			continue;
 		seq_printf(seq, "%s\t%s\t", p->name, mechanism(p));

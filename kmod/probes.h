@@ -48,8 +48,6 @@ struct tcptw_probe {
 	};
 	tcptw_ret_fn ret;		/* TCPTW_CALL */
 	unsigned int data_size;		/* TCPTW_CALL */
-	/* TCPTW_CALL: calls that may be in flight at once, all CPUs */
-	unsigned int maxactive;
 	/* the module the symbol lives in, NULL for vmlinux */
 	const char *module;
 	/*
@@ -79,7 +77,6 @@ static inline void tcptw_probe_hit(struct tcptw_probe *p)
 struct tcptw_probe_set {
 	struct tcptw_probe *probes;
 	unsigned int n;
-	void (*setup)(void);	/* before attaching, e.g. maxactive */
 };
 
 extern const struct tcptw_probe_set tcptw_tw_probe_set;
@@ -91,6 +88,8 @@ extern const struct tcptw_probe_set tcptw_ct_probe_set;
 /* tw.c: connect() takes over a TIME_WAIT socket's tuple (reuse.c) */
 void tcptw_tw_syn_forget(const struct sock *tw);
 
+/* the @n-th hook over all sets, NULL past the last */
+struct tcptw_probe *tcptw_probe_at(unsigned int n);
 int tcptw_probes_init(void);
 void tcptw_probes_uninit(void);
 void tcptw_probes_show(struct seq_file *seq);

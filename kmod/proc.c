@@ -16,6 +16,7 @@
 #include "probes.h"
 #include "proc.h"
 #include "mem.h"
+#include "mib.h"
 
 const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_TW_CREATED] = "TwCreated",
@@ -78,7 +79,7 @@ static int counters_show(struct seq_file *seq, void *v)
 	st = tcptw_state(net);
 	for (i = 0; st && i < TCPTW_NR_COUNTERS; i++)
 		seq_printf(seq, "%-32s\t%llu\n", tcptw_counter_names[i],
-			   tcptw_slot_sum(st, i));
+			   tcptw_counter_read(net, st, i));
 	rcu_read_unlock();
 	return 0;
 }
@@ -183,7 +184,7 @@ static int control_write(struct file *file, char *buf, size_t size)
 				       true);
 	if (!st)
 		return -ENODEV;
-	tcptw_state_reset(st);
+	tcptw_state_reset(net, st);
 	return 0;
 }
 

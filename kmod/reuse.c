@@ -6,39 +6,31 @@
  *
  * tcp_twsk_unique(sk, sktw, twp) decides, for one TIME_WAIT socket that
  * holds the 4-tuple a connect() wants, whether it may be reused (1) or not
- * (0). No kernel counter says why it refused, so the entry handler
- * evaluates the kernel's conditions in the kernel's order on a snapshot
- * and the return handler attributes a refusal to the first one that
- * failed. One connect() may examine many candidates while it scans the
- * ephemeral range: each refusal is counted.
+ * (0). It runs under the tuple's hash bucket lock, on a TIME_WAIT socket
+ * whose fields no longer change but for its destruction, so its entry
+ * knows the outcome: the hook evaluates the kernel's conditions in the
+ * kernel's order and a refusal is attributed to the first that fails. One
+ * connect() may examine many candidates while it scans the ephemeral
+ * range: each refusal is counted. A grant is the kernel's TWRecycled
+ * (mib.c); the hook adds its peer row, age and event.
  *
- * __inet_hash_connect() returning -EADDRNOTAVAIL is the end of that scan:
- * every port of the range was taken (ConnectPortExhausted), or, for a
- * socket bound to a port, its single 4-tuple was (ConnectTupleInUse).
- *
- * Both are called in process context with the socket locked; the hook
- * handlers themselves run with preemption disabled. Nothing here takes a
- * lock other than the peers table's bucket lock (see peers.c).
+ * A connect() that fails with EADDRNOTAVAIL (every port of the range
+ * taken, ConnectPortExhausted, or, for a socket bound to a port, its one
+ * 4-tuple, ConnectTupleInUse) leaves SYN-SENT for CLOSE without having
+ * sent its SYN: the sock:inet_sock_set_state tracepoint says so, with no
+ * hook on the connect() path itself.
  */
 #include <linux/ptrace.h>
-#include <linux/cpumask.h>
 #include <net/tcp.h>
 #include <net/inet_timewait_sock.h>
 #include <net/ipv6.h>
+#include <trace/events/sock.h>
 
 #include "pernet.h"
 #include "table.h"
 #include "probes.h"
 #include "tuple.h"
 #include "twage.h"
-
-struct reuse_ctx {
-	struct net *net;
-	struct tcptw_event ev;	/* src = local, dst = remote */
-	u8 reason;		/* enum tcptw_reuse_reason predicted */
-};
-
-static_assert(sizeof(struct reuse_ctx) <= TCPTW_MAX_CALL_DATA);
 
 static bool tw_is_loopback(const struct inet_timewait_sock *tw)
 {
@@ -80,139 +72,116 @@ static u8 reuse_reason(const struct net *net, const struct sock *sktw,
 	return TCPTW_REUSE_OK;
 }
 
-static int twsk_unique_entry(void *data, struct pt_regs *regs)
+static void twsk_unique_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sock *sktw = (void *)regs_get_kernel_argument(regs, 1);
 	const void *twp = (void *)regs_get_kernel_argument(regs, 2);
 	const struct inet_timewait_sock *tw = inet_twsk(sktw);
-	struct reuse_ctx *c = data;
-	bool ours;
+	const struct net *net = sock_net(sk);
+	struct tcptw_state *st;
+	struct tcptw_event ev;
+	struct tcptw_tuple t = {};
+	u8 reason, col;
+	s32 age;
 
 	/* a deschedule of @sktw now is connect()'s, not a listener's */
 	tcptw_tw_syn_forget(sktw);
-	c->net = sock_net(sk);
 	rcu_read_lock();
-	ours = tcptw_state(c->net);
-	rcu_read_unlock();
-	if (!ours)
-		return 1;
-	memset(&c->ev, 0, sizeof(c->ev));
-	tcptw_tuple_from_tw(&c->ev.t, tw);
-	tcptw_tuple_swap(&c->ev.t);
-	c->ev.age_ms = tcptw_tw_age_ms(tw);
-	c->ev.ts_recent = READ_ONCE(tcp_twsk(sktw)->tw_ts_recent);
-	if (READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp))
-		c->ev.flags |= TCPTW_EV_HAS_TS_RECENT;
-	/* twp == NULL: the socket already has its local port (bind()) */
-	c->reason = reuse_reason(c->net, sktw, !twp);
-	return 0;
-}
-
-static void twsk_unique_ret(void *data, struct pt_regs *regs)
-{
-	struct reuse_ctx *c = data;
-	int granted = (int)regs_return_value(regs);
-	struct tcptw_state *st;
-
-	rcu_read_lock();
-	st = tcptw_state(c->net);
+	st = tcptw_state(net);
 	if (!st)
 		goto out;
-	if (granted) {
-		tcptw_inc(st, TCPTW_TW_REUSE_GRANTED);
-		tcptw_hist_add(st, TCPTW_HIST_REUSE_GRANTED, c->ev.age_ms);
-		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
-				c->ev.t.dport, TCPTW_PEER_REUSE_GRANTED, 0, 0);
-		c->ev.type = TCPTW_EV_TW_REUSE_GRANTED;
-		tcptw_emit(st, &c->ev);
-	} else if (c->reason != TCPTW_REUSE_OK) {
-		/* else: lost a race with the socket's destruction */
-		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + c->reason - 1);
-		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, c->ev.age_ms);
-		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
-				c->ev.t.dport,
-				TCPTW_PEER_DENIED_DISABLED + c->reason - 1, 0, 0);
-		c->ev.type = TCPTW_EV_TW_REUSE_DENIED;
-		c->ev.reason = c->reason;
-		tcptw_emit(st, &c->ev);
+	/* twp == NULL: the socket already has its local port (bind()) */
+	reason = reuse_reason(net, sktw, !twp);
+	tcptw_tuple_from_tw(&t, tw);
+	tcptw_tuple_swap(&t);	/* src = local, dst = remote */
+	age = tcptw_tw_age_ms(tw);
+	if (reason == TCPTW_REUSE_OK) {
+		tcptw_hist_add(st, TCPTW_HIST_REUSE_GRANTED, age);
+		col = TCPTW_PEER_REUSE_GRANTED;
+	} else {
+		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
+		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
+		col = TCPTW_PEER_DENIED_DISABLED + reason - 1;
+	}
+	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport, col, 0, 0);
+	if (!tcptw_event_start(st, &ev, reason == TCPTW_REUSE_OK ?
+			       TCPTW_EV_TW_REUSE_GRANTED :
+			       TCPTW_EV_TW_REUSE_DENIED))
+		goto out;
+	ev.t = t;
+	ev.age_ms = age;
+	ev.reason = reason;
+	ev.ts_recent = READ_ONCE(tcp_twsk(sktw)->tw_ts_recent);
+	if (READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp))
+		ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+	tcptw_event_push(st, &ev);
+out:
+	rcu_read_unlock();
+}
+
+/*
+ * sock:inet_sock_set_state(sk, oldstate, newstate), on every state change
+ * of every inet socket: returns at the first test but for SYN-SENT ->
+ * CLOSE. connect() leaves SYN-SENT without sending its SYN (segs_out 0)
+ * and without an error (sk_err 0: not a RST, a timeout or an ICMP error)
+ * only when inet_hash_connect() found no 4-tuple. One other failure looks
+ * alike: a route or buffer lost between the port's choice and the SYN,
+ * which would count as ConnectTupleInUse.
+ */
+static void set_state(const struct sock *sk, int oldstate, int newstate)
+{
+	enum tcptw_peer_col col;
+	struct tcptw_state *st;
+	struct tcptw_event ev;
+	struct tcptw_tuple t = {};
+	bool bound;
+
+	if (oldstate != TCP_SYN_SENT || newstate != TCP_CLOSE ||
+	    sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
+	    READ_ONCE(tcp_sk(sk)->segs_out))
+		return;
+	bound = inet_sk(sk)->inet_num != 0;
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (!st)
+		goto out;
+	tcptw_inc(st, bound ? TCPTW_CONNECT_TUPLE_IN_USE :
+		  TCPTW_CONNECT_PORT_EXHAUSTED);
+	tcptw_tuple_from_sk(&t, sk);
+	col = bound ? TCPTW_PEER_TUPLE_IN_USE : TCPTW_PEER_PORT_EXHAUSTED;
+	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport, col, 0, 0);
+	if (tcptw_event_start(st, &ev, bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
+			      TCPTW_EV_CONNECT_PORT_EXHAUSTED)) {
+		ev.t = t;
+		tcptw_event_push(st, &ev);
 	}
 out:
 	rcu_read_unlock();
 }
 
-struct hash_connect_ctx {
-	struct net *net;
-	struct tcptw_event ev;	/* src = local, dst = remote */
-	bool bound;
-};
-
-static_assert(sizeof(struct hash_connect_ctx) <= TCPTW_MAX_CALL_DATA);
-
-/* __inet_hash_connect(death_row, sk, ...): @sk is the second argument */
-static int hash_connect_entry(void *data, struct pt_regs *regs)
+static void tp_inet_sock_set_state(void *data, const struct sock *sk,
+				   const int oldstate, const int newstate)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 1);
-	struct hash_connect_ctx *c = data;
-
-	/* DCCP shares __inet_hash_connect() on older kernels */
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return 1;
-	c->net = sock_net(sk);
-	c->bound = inet_sk(sk)->inet_num != 0;
-	memset(&c->ev, 0, sizeof(c->ev));
-	tcptw_tuple_from_sk(&c->ev.t, sk);
-	c->ev.age_ms = -1;
-	return 0;
+	tcptw_probe_hit(data);
+	/* v6.x+ may call tracepoint handlers preemptible (compat.h) */
+	tcptw_compat_tp_enter();
+	set_state(sk, oldstate, newstate);
+	tcptw_compat_tp_exit();
 }
 
-static void hash_connect_ret(void *data, struct pt_regs *regs)
-{
-	struct hash_connect_ctx *c = data;
-	int err = (int)regs_return_value(regs);
-	struct tcptw_state *st;
-
-	if (err != -EADDRNOTAVAIL)
-		return;
-	rcu_read_lock();
-	st = tcptw_state(c->net);
-	if (st) {
-		tcptw_inc(st, c->bound ? TCPTW_CONNECT_TUPLE_IN_USE :
-			  TCPTW_CONNECT_PORT_EXHAUSTED);
-		tcptw_table_inc(st->peers, c->ev.t.family, &c->ev.t.daddr,
-				c->ev.t.dport,
-				c->bound ? TCPTW_PEER_TUPLE_IN_USE :
-				TCPTW_PEER_PORT_EXHAUSTED, 0, 0);
-		c->ev.type = c->bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
-			TCPTW_EV_CONNECT_PORT_EXHAUSTED;
-		tcptw_emit(st, &c->ev);
-	}
-	rcu_read_unlock();
-}
+static_assert(__same_type(&register_trace_inet_sock_set_state,
+			  int (*)(typeof(tp_inet_sock_set_state) *, void *)),
+	      "tp_inet_sock_set_state does not match its tracepoint");
 
 static struct tcptw_probe reuse_probes[] = {
-	{ .name = "tcp_twsk_unique", .kind = TCPTW_CALL,
-	  .call = twsk_unique_entry, .ret = twsk_unique_ret,
-	  .data_size = sizeof(struct reuse_ctx) },
-	{ .name = "__inet_hash_connect", .kind = TCPTW_CALL,
-	  .call = hash_connect_entry, .ret = hash_connect_ret,
-	  .data_size = sizeof(struct hash_connect_ctx) },
+	{ .name = "tcp_twsk_unique", .kind = TCPTW_ENTRY,
+	  .entry = twsk_unique_pre },
+	{ .name = "inet_sock_set_state", .kind = TCPTW_TRACEPOINT,
+	  .tp_func = tp_inet_sock_set_state },
 };
-
-static void reuse_probes_setup(void)
-{
-	unsigned int i;
-
-	/*
-	 * __inet_hash_connect() may sleep (cond_resched() in its scan), so
-	 * one call in flight per concurrent connect(): be generous.
-	 */
-	for (i = 0; i < ARRAY_SIZE(reuse_probes); i++)
-		reuse_probes[i].maxactive = max(64U, 16 * num_possible_cpus());
-}
 
 const struct tcptw_probe_set tcptw_reuse_probe_set = {
 	.probes = reuse_probes,
 	.n = ARRAY_SIZE(reuse_probes),
-	.setup = reuse_probes_setup,
 };

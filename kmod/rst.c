@@ -5,15 +5,14 @@
  * RSTs sent and received, and the PAWS rejects of full sockets outside
  * TIME_WAIT: an established socket's (tcp_oow_rate_limited()) and a
  * SYN-SENT socket's, which the kernel answers with a RST and so is seen
- * from the RST's hook.
+ * from the RST's hook. RstSent and PawsActiveRejected are the kernel's
+ * own OutRsts and PAWSActive (mib.c): the RST hooks only say which
+ * connection and why, as events.
  */
 #include <linux/ptrace.h>
-#include <linux/cpumask.h>
-#include <linux/smp.h>
 #include <linux/tracepoint.h>
 #include <net/tcp.h>
 
-#include "mib.h"
 #include "pernet.h"
 #include "probes.h"
 #include "tuple.h"
@@ -22,22 +21,38 @@
 /*
  * tcp_oow_rate_limited(net, skb, mib, last): tcp_validate_incoming() calls
  * it with LINUX_MIB_TCPACKSKIPPEDPAWS for, and only for, each segment it
- * just counted in PAWSEstab (an established-state PAWS reject).
+ * just counted in PAWSEstab (an established-state PAWS reject); and
+ * tcp_timewait_state_process() for each ACK a TIME_WAIT socket would send
+ * but for this rate limit, which counts the ones it keeps in
+ * TCPACKSkippedTimeWait / TCPACKSkippedFinWait2 (TwAckSent, mib.c).
  */
 static void oow_pre(struct pt_regs *regs)
 {
 	struct net *net = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	int mib = (int)regs_get_kernel_argument(regs, 2);
-	struct tcptw_event ev = {
-		.type = TCPTW_EV_PAWS_ESTAB_REJECTED,
-		.age_ms = -1,
-	};
+	struct tcptw_state *st;
+	struct tcptw_event ev;
 
-	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS)
+	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS &&
+	    mib != LINUX_MIB_TCPACKSKIPPEDTIMEWAIT &&
+	    mib != LINUX_MIB_TCPACKSKIPPEDFINWAIT2)
 		return;
-	tcptw_tuple_from_skb(&ev.t, skb);
-	tcptw_count_event(net, TCPTW_PAWS_ESTAB_REJECTED, &ev);
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (!st)
+		goto out;
+	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS) {
+		tcptw_inc(st, TCPTW_TW_ACK_SENT);
+		goto out;
+	}
+	tcptw_inc(st, TCPTW_PAWS_ESTAB_REJECTED);
+	if (tcptw_event_start(st, &ev, TCPTW_EV_PAWS_ESTAB_REJECTED)) {
+		tcptw_tuple_from_skb(&ev.t, skb);
+		tcptw_event_push(st, &ev);
+	}
+out:
+	rcu_read_unlock();
 }
 
 /*
@@ -45,9 +60,8 @@ static void oow_pre(struct pt_regs *regs)
  * answers a SYN-ACK with a RST for two reasons only, an ACK outside
  * (snd_una, snd_nxt] and, with an acceptable ACK, a TSecr outside what we
  * sent. So at the entry of tcp_v{4,6}_send_reset() for a SYN-SENT socket,
- * an acceptable ACK means the PAWS test rejected the segment; the kernel
- * counted it just before, whether or not a RST goes out. From 6.10 the
- * RST's reason says so (tcptw_count_rst_sent()).
+ * an acceptable ACK means the PAWS test rejected the segment. From 6.10
+ * the RST's reason says so (tcptw_count_rst_sent()).
  */
 static bool synsent_paws_rejected(const struct sock *sk,
 				  const struct sk_buff *skb)
@@ -63,42 +77,30 @@ static bool synsent_paws_rejected(const struct sock *sk,
 	       !after(ack, READ_ONCE(tp->snd_nxt));
 }
 
-static void count_paws_active(const struct sock *sk)
+/* the event of a SYN-SENT PAWS reject of @sk's SYN-ACK */
+static void paws_active_event(struct tcptw_state *st, const struct sock *sk)
 {
-	struct tcptw_event ev = {
-		.type = TCPTW_EV_PAWS_ACTIVE_REJECTED,
-		.age_ms = -1,
-	};
+	struct tcptw_event ev;
 
+	if (!tcptw_event_start(st, &ev, TCPTW_EV_PAWS_ACTIVE_REJECTED))
+		return;
 	/* src = local, dst = remote */
 	tcptw_tuple_from_sk(&ev.t, sk);
-	tcptw_count_event(sock_net(sk), TCPTW_PAWS_ACTIVE_REJECTED, &ev);
+	tcptw_event_push(st, &ev);
 }
 
 /*
- * RSTs sent in reply to a segment: tcp_v4_send_reset(sk, skb) and
- * tcp_v6_send_reset(sk, skb) may return without sending (replying to a RST,
- * not for us), so the Tcp OutRsts slot decides. @sk may be NULL (no socket),
- * a TIME_WAIT or request socket, or a full one. From a socket's backlog in
- * process context the same two errors as above are possible.
+ * A RST in reply to @skb, for @sk (NULL: no socket; or a TIME_WAIT,
+ * request or full one): its event (src = this host, dst = the segment's
+ * source). The kernel sends none without a socket or a route; a RST it
+ * then does not send after all (replying to a RST, a route lost) still
+ * has its event, while OutRsts says what went out.
  */
-struct rst_ctx {
-	struct net *net;
-	struct tcptw_event ev;		/* src = this host, dst = the peer */
-	int cpu;
-	unsigned long before;
-};
-
-static_assert(sizeof(struct rst_ctx) <= TCPTW_MAX_CALL_DATA);
-
-/*
- * The netns of a RST in reply to @skb, and its event in @ev (src = this
- * host, dst = the segment's source); NULL if the kernel sends none: it
- * does not reply without a socket or a route.
- */
-static struct net *rst_reply(const struct sock *sk, const struct sk_buff *skb,
-			     u8 reason, struct tcptw_event *ev)
+static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
+		     u8 reason, bool paws)
 {
+	struct tcptw_state *st;
+	struct tcptw_event ev;
 	struct net *net;
 
 	if (sk)
@@ -106,64 +108,55 @@ static struct net *rst_reply(const struct sock *sk, const struct sk_buff *skb,
 	else if (skb_dst(skb))
 		net = dev_net(skb_dst(skb)->dev);
 	else
-		return NULL;
-	memset(ev, 0, sizeof(*ev));
-	ev->type = TCPTW_EV_RST_SENT;
-	ev->reason = reason;
-	ev->age_ms = -1;
-	tcptw_tuple_from_skb(&ev->t, skb);
-	tcptw_tuple_swap(&ev->t);
-	return net;
+		return;
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (!st)
+		goto out;
+	if (paws)
+		paws_active_event(st, sk);
+	if (tcptw_event_start(st, &ev, TCPTW_EV_RST_SENT)) {
+		ev.reason = reason;
+		tcptw_tuple_from_skb(&ev.t, skb);
+		tcptw_tuple_swap(&ev.t);
+		tcptw_event_push(st, &ev);
+	}
+out:
+	rcu_read_unlock();
 }
 
-static int send_reset_entry(void *data, struct pt_regs *regs)
+/* tcp_v{4,6}_send_reset(sk, skb[, reason]) before 6.10 */
+static void send_reset_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
-	struct rst_ctx *c = data;
 
-	if (sk && synsent_paws_rejected(sk, skb))
-		count_paws_active(sk);
-	c->net = rst_reply(sk, skb, tcptw_compat_rst_reason(regs), &c->ev);
-	if (!c->net)
-		return 1;	/* no return handler for this call */
-	c->cpu = smp_processor_id();
-	c->before = tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS);
-	return 0;
-}
-
-static void send_reset_ret(void *data, struct pt_regs *regs)
-{
-	struct rst_ctx *c = data;
-
-	if (tcptw_mib_tcp(c->net, c->cpu, TCP_MIB_OUTRSTS) == c->before)
-		return;
-	tcptw_count_event(c->net, TCPTW_RST_SENT, &c->ev);
+	rst_sent(sk, skb, tcptw_compat_rst_reason(regs),
+		 sk && synsent_paws_rejected(sk, skb));
 }
 
 /* the tcp_send_reset tracepoint's handler (compat/tp_tcp.h), 6.10+ */
 void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 			  u8 reason)
 {
-	struct tcptw_event ev;
-	struct net *net;
-
-	if (sk && tcptw_compat_rst_is_paws(reason) &&
-	    READ_ONCE(sk->sk_state) == TCP_SYN_SENT)
-		count_paws_active(sk);
-	net = rst_reply(sk, skb, reason, &ev);
-	if (net)
-		tcptw_count_event(net, TCPTW_RST_SENT, &ev);
+	rst_sent(sk, skb, reason, sk && tcptw_compat_rst_is_paws(reason) &&
+		 READ_ONCE(sk->sk_state) == TCP_SYN_SENT);
 }
 
-/* tcp_send_active_reset(sk, ...) counts OutRsts on every call */
+/* tcp_send_active_reset(sk, ...): a RST of our own (abort, close) */
 static void active_reset_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	struct tcptw_event ev = { .type = TCPTW_EV_RST_SENT, .age_ms = -1 };
+	struct tcptw_state *st;
+	struct tcptw_event ev;
 
-	tcptw_tuple_from_sk(&ev.t, sk);
-	tcptw_count_event(sock_net(sk), TCPTW_RST_SENT, &ev);
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st && tcptw_event_start(st, &ev, TCPTW_EV_RST_SENT)) {
+		tcptw_tuple_from_sk(&ev.t, sk);
+		tcptw_event_push(st, &ev);
+	}
+	rcu_read_unlock();
 }
 
 /*
@@ -221,13 +214,11 @@ static struct tcptw_probe rst_probes[] = {
 	{ .name = "tcp_send_reset", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tcptw_tp_tcp_send_reset,
 	  .unused = !TCPTW_COMPAT_RST_TRACEPOINT },
-	{ .name = "tcp_v4_send_reset", .kind = TCPTW_CALL,
-	  .call = send_reset_entry, .ret = send_reset_ret,
-	  .data_size = sizeof(struct rst_ctx),
+	{ .name = "tcp_v4_send_reset", .kind = TCPTW_ENTRY,
+	  .entry = send_reset_pre,
 	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
-	{ .name = "tcp_v6_send_reset", .kind = TCPTW_CALL,
-	  .call = send_reset_entry, .ret = send_reset_ret,
-	  .data_size = sizeof(struct rst_ctx),
+	{ .name = "tcp_v6_send_reset", .kind = TCPTW_ENTRY,
+	  .entry = send_reset_pre,
 	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_send_active_reset", .kind = TCPTW_ENTRY,
 	  .entry = active_reset_pre },
@@ -235,16 +226,7 @@ static struct tcptw_probe rst_probes[] = {
 	  .tp_func = tcptw_tp_tcp_receive_reset },
 };
 
-static void rst_probes_setup(void)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(rst_probes); i++)
-		rst_probes[i].maxactive = max(64U, 8 * num_possible_cpus());
-}
-
 const struct tcptw_probe_set tcptw_rst_probe_set = {
 	.probes = rst_probes,
 	.n = ARRAY_SIZE(rst_probes),
-	.setup = rst_probes_setup,
 };

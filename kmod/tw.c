@@ -2,21 +2,26 @@
 /*
  * Copyright (C) 2026 The tcptw authors.
  *
- * Server side of TIME_WAIT: creation and bucket overflow, and what
- * tcp_timewait_state_process() decided for each segment that hit a
- * TIME_WAIT socket (PAWS rejection, sequence rejection, SYN recycled, ACK,
- * RST, killed by RST). No tracepoint carries these decisions before 7.2,
- * so they come from hooks on the call whose entry handlers copy all the
- * return handler needs: the TIME_WAIT socket may be freed by then.
+ * TIME_WAIT: creation, and what tcp_timewait_state_process()
+ * decides for each segment that hits a TIME_WAIT socket (PAWS rejection,
+ * sequence rejection, SYN recycled, RST sent, killed by RST). No kernel
+ * counter or tracepoint carries most of these decisions, and all of them
+ * follow from the segment and the socket as they are at the function's
+ * entry (net/ipv4/tcp_minisocks.c, the same in 5.10 through 7.2): the
+ * entry hook replays the kernel's tests on them, including the kernel's
+ * own tcp_parse_options() and tcp_paws_reject(). Overflow of the
+ * TIME_WAIT buckets is the kernel's TCPTimeWaitOverflow, and the ACKs a
+ * TIME_WAIT socket sends are counted where the kernel rate-limits them
+ * (rst.c, mib.c).
  *
- * All handlers run with preemption disabled (kprobes, fprobes) and
- * tcp_timewait_state_process() always runs with BH disabled, so the per-CPU
- * scratch slots below cannot be clobbered between its entry, the calls it
- * makes and its return on the same CPU.
+ * tcp_timewait_state_process() always runs with BH disabled; a TIME_WAIT
+ * socket's fields change only there (the FIN_WAIT2 substate taking its
+ * FIN), so two CPUs racing on one socket is the only way the replay can
+ * differ from the kernel's verdict.
  */
 #include <linux/ptrace.h>
 #include <linux/percpu.h>
-#include <linux/cpumask.h>
+#include <linux/sched/clock.h>
 #include <net/tcp.h>
 #include <net/inet_timewait_sock.h>
 
@@ -26,214 +31,247 @@
 #include "tuple.h"
 #include "twage.h"
 
-/* What the entry handler of tcp_timewait_state_process() saw. */
+/* what tcp_timewait_state_process() will decide for this segment */
+enum tw_verdict {
+	TW_NONE,		/* nothing tcptw counts (the ACK path is rst.c's) */
+	TW_PAWS,		/* TIME_WAIT: PAWS rejected it */
+	TW_SYN_SEQ,		/* TIME_WAIT: a SYN neither newer by seq nor ts */
+	TW_SYN,			/* TCP_TW_SYN: a listener may take it */
+	TW_KILL,		/* a RST in window destroys the socket */
+	TW_RST,			/* TCP_TW_RST (FIN_WAIT2: new data, a SYN) */
+	TW_FIN_ACK,		/* FIN_WAIT2 takes the FIN: TCP_TW_ACK */
+};
+
+/* the segment as tcp_timewait_state_process() sees it at entry */
 struct tw_seg {
-	struct net *net;
-	const struct inet_timewait_sock *tw;	/* identity only at return */
-	struct tcptw_event ev;
-	u8 substate;
-	bool syn;	/* a connection request: SYN without ACK or RST */
-	bool rst;
+	u32 seq, end_seq, tsval;
+	bool ts;	/* a timestamp compared (tw_ts_recent_stamp set) */
 	bool paws;	/* the kernel's own tcp_paws_reject() verdict */
 };
 
-static_assert(sizeof(struct tw_seg) <= TCPTW_MAX_CALL_DATA);
+/* tcp_in_window() of net/ipv4/tcp_minisocks.c (static there) */
+static bool in_window(u32 seq, u32 end_seq, u32 s_win, u32 e_win)
+{
+	if (seq == s_win)
+		return true;
+	if (after(end_seq, s_win) && before(seq, e_win))
+		return true;
+	return seq == e_win && seq == end_seq;
+}
 
-/* The segment whose RST tcp_timewait_state_process() is handling here. */
-static DEFINE_PER_CPU(struct tw_seg *, tw_rst_seg);
+static enum tw_verdict fin_wait2_verdict(const struct tcp_timewait_sock *tcptw,
+					 const struct tcphdr *th,
+					 const struct tw_seg *s)
+{
+	u32 rcv_nxt = READ_ONCE(tcptw->tw_rcv_nxt);
+
+	if (s->paws || !in_window(s->seq, s->end_seq, rcv_nxt,
+				  rcv_nxt + READ_ONCE(tcptw->tw_rcv_wnd)))
+		return TW_NONE;		/* an ACK, unless rate-limited */
+	if (th->rst)
+		return TW_KILL;
+	if (th->syn && !before(s->seq, rcv_nxt))
+		return TW_RST;
+	if (!th->ack || !after(s->end_seq, rcv_nxt) ||
+	    s->end_seq == s->seq)
+		return TW_NONE;		/* a duplicate ACK */
+	if (!th->fin || s->end_seq != rcv_nxt + 1)
+		return TW_RST;
+	return TW_FIN_ACK;
+}
+
+static enum tw_verdict time_wait_verdict(const struct inet_timewait_sock *tw,
+					 const struct tcphdr *th,
+					 const struct tw_seg *s)
+{
+	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
+	u32 rcv_nxt = READ_ONCE(tcptw->tw_rcv_nxt);
+
+	if (!s->paws && s->seq == rcv_nxt &&
+	    (s->seq == s->end_seq || th->rst)) {
+		if (th->rst &&
+		    !READ_ONCE(twsk_net(tw)->ipv4.sysctl_tcp_rfc1337))
+			return TW_KILL;
+		return TW_NONE;
+	}
+	if (th->syn && !th->rst && !th->ack && !s->paws &&
+	    (after(s->seq, rcv_nxt) ||
+	     (s->ts && (s32)(READ_ONCE(tcptw->tw_ts_recent) - s->tsval) < 0)))
+		return TW_SYN;
+	if (s->paws)
+		return TW_PAWS;
+	if (th->syn && !th->rst && !th->ack)
+		return TW_SYN_SEQ;
+	return TW_NONE;
+}
 
 /*
- * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN): it is "recycled" when
- * tcp_v{4,6}_rcv(), having found a listener for it, deschedules this
- * TIME_WAIT socket on this CPU, right after tcp_timewait_state_process()
- * returned (only the listener lookup in between) and before the SYN goes
- * to the listener.
+ * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN) is "recycled" when
+ * tcp_v{4,6}_rcv(), having found a listener for it, deschedules that
+ * socket on this CPU right after tcp_timewait_state_process() returned
+ * (only the listener lookup in between). Without a listener the kernel
+ * ACKs instead and nothing consumes the stash: the next TIME_WAIT segment
+ * on this CPU clears it, and a deschedule of the same socket later (a
+ * netns purge, ss -K) is told apart by the time since the verdict. No
+ * pointer here is ever dereferenced: the socket is the deschedule's own.
  */
+#define TW_SYN_WINDOW_NS	(1000 * NSEC_PER_USEC)
+
 struct tw_syn_stash {
-	const struct inet_timewait_sock *tw;
-	struct net *net;
-	struct tcptw_event ev;
+	const void *tw;
+	u64 when_ns;		/* local_clock() at the verdict */
+	s32 age_ms;
 };
 
 static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
 
-/*
- * Attach order: consumers of the per-CPU slots (inet_twsk_deschedule_put,
- * for the RST and SYN slots) before their producer.
- */
-enum {
-	P_TW_DESCHEDULE,
-	P_TW_ALLOC,
-	P_TW_PROCESS,
-	P_NR
-};
-
-static struct tcptw_probe tw_probes[P_NR];
-
-static void tw_emit(struct tcptw_state *st, const struct tw_seg *s,
-		    enum tcptw_event_type type)
+/* an event about @tw and the segment @s, if this CPU may record one */
+static void tw_event(struct tcptw_state *st, const struct inet_timewait_sock *tw,
+		     const struct tw_seg *s, s32 age_ms, u8 type)
 {
-	struct tcptw_event ev = s->ev;
+	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
+	struct tcptw_event ev;
 
-	ev.type = type;
-	tcptw_emit(st, &ev);
+	if (!tcptw_event_start(st, &ev, type))
+		return;
+	tcptw_tuple_from_tw(&ev.t, tw);
+	ev.age_ms = age_ms;
+	ev.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
+	if (READ_ONCE(tcptw->tw_ts_recent_stamp))
+		ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+	if (s && s->ts) {
+		ev.tsval = s->tsval;
+		ev.flags |= TCPTW_EV_HAS_TSVAL;
+	}
+	tcptw_event_push(st, &ev);
 }
 
-static int tw_process_entry(void *data, struct pt_regs *regs)
+/* the count of a TIME_WAIT PAWS reject the kernel has no MIB for */
+static void tw_paws(struct tcptw_state *st, const struct inet_timewait_sock *tw,
+		    const struct tcphdr *th, const struct tw_seg *s,
+		    s32 age_ms)
 {
-	struct inet_timewait_sock *tw =
-		(void *)regs_get_kernel_argument(regs, 0);
+	struct tcptw_tuple t = {};
+
+	if (!TCPTW_COMPAT_TW_PAWS_MIB)
+		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
+	if (!th->syn || th->rst || th->ack) {
+		tw_event(st, tw, s, age_ms, TCPTW_EV_TW_PAWS_REJECTED);
+		return;
+	}
+	tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
+	tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED, age_ms);
+	/* per address: a NAT's source ports vary */
+	tcptw_tuple_from_tw(&t, tw);
+	tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
+			TCPTW_PEER_SYN_PAWS_REJECTED, 0, 0);
+	tw_event(st, tw, s, age_ms, TCPTW_EV_TW_SYN_PAWS_REJECTED);
+}
+
+/* tcp_timewait_state_process(tw, skb, th, ...) */
+static void tw_process_pre(struct pt_regs *regs)
+{
+	struct inet_timewait_sock *tw = (void *)regs_get_kernel_argument(regs, 0);
 	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 	const struct tcphdr *th = (void *)regs_get_kernel_argument(regs, 2);
 	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
-	struct tw_seg *s = data;
+	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
+	struct net *net = twsk_net(tw);
 	struct tcp_options_received opt;
-	bool ours;
+	enum tw_verdict v;
+	struct tcptw_state *st;
+	struct tw_seg s = {};
 	int stamp;
+	s32 age;
 
 	/* a stash nobody consumed belongs to an earlier segment */
-	this_cpu_write(tw_syn_stash.tw, NULL);
-	s->net = twsk_net(tw);
-	rcu_read_lock();
-	ours = tcptw_state(s->net);
-	rcu_read_unlock();
-	if (!ours)
-		return 1;	/* no return handler for this call */
-
-	s->tw = tw;
-	s->substate = READ_ONCE(tw->tw_substate);
-	s->syn = th->syn && !th->rst && !th->ack;
-	s->rst = th->rst;
-	s->paws = false;
-	memset(&s->ev, 0, sizeof(s->ev));
-	tcptw_tuple_from_tw(&s->ev.t, tw);
-	s->ev.age_ms = tcptw_tw_age_ms(tw);
-	s->ev.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
-	stamp = READ_ONCE(tcptw->tw_ts_recent_stamp);
-	if (stamp)
-		s->ev.flags |= TCPTW_EV_HAS_TS_RECENT;
-
+	stash->tw = NULL;
+	s.seq = TCP_SKB_CB(skb)->seq;
+	s.end_seq = TCP_SKB_CB(skb)->end_seq;
 	/* the same parse and check as tcp_timewait_state_process() */
-	if (th->doff > (sizeof(*th) >> 2)) {
+	stamp = READ_ONCE(tcptw->tw_ts_recent_stamp);
+	if (th->doff > (sizeof(*th) >> 2) && stamp) {
 		memset(&opt, 0, sizeof(opt));
-		tcp_parse_options(s->net, skb, &opt, 0, NULL);
+		tcp_parse_options(net, skb, &opt, 0, NULL);
 		if (opt.saw_tstamp) {
-			s->ev.tsval = opt.rcv_tsval;
-			s->ev.flags |= TCPTW_EV_HAS_TSVAL;
-			if (stamp) {
-				opt.ts_recent = s->ev.ts_recent;
-				opt.ts_recent_stamp = stamp;
-				s->paws = tcp_paws_reject(&opt, th->rst);
-			}
+			opt.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
+			opt.ts_recent_stamp = stamp;
+			s.ts = true;
+			s.tsval = opt.rcv_tsval;
+			s.paws = tcp_paws_reject(&opt, th->rst);
 		}
 	}
-	if (s->rst)
-		this_cpu_write(tw_rst_seg, s);
-	return 0;
-}
+	if (READ_ONCE(tw->tw_substate) == TCP_FIN_WAIT2)
+		v = fin_wait2_verdict(tcptw, th, &s);
+	else
+		v = time_wait_verdict(tw, th, &s);
+	if (v == TW_NONE)
+		return;
 
-static void tw_recycled(struct tcptw_state *st, struct tcptw_event *ev)
-{
-	tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
-	tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, ev->age_ms);
-	tcptw_table_inc(st->peers, ev->t.family, &ev->t.saddr, 0,
-			TCPTW_PEER_SYN_RECYCLED, 0, 0);
-	ev->type = TCPTW_EV_TW_SYN_RECYCLED;
-	tcptw_emit(st, ev);
-}
-
-static void tw_syn_accepted(const struct tw_seg *s)
-{
-	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
-
-	stash->ev = s->ev;
-	stash->net = s->net;
-	stash->tw = s->tw;
-}
-
-static void tw_process_ret(void *data, struct pt_regs *regs)
-{
-	int status = (int)regs_return_value(regs);
-	struct tw_seg *s = data;
-	struct tcptw_state *st;
-
-	this_cpu_write(tw_rst_seg, NULL);
 	rcu_read_lock();
-	st = tcptw_state(s->net);
+	st = tcptw_state(net);
 	if (!st)
 		goto out;
-
-	/* the kernel counts PAWS only in the real TIME_WAIT substate */
-	if (s->substate == TCP_TIME_WAIT && s->paws) {
-		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
-		if (s->syn) {
-			tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
-			tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED,
-				       s->ev.age_ms);
-			/* per address: a NAT's source ports vary */
-			tcptw_table_inc(st->peers, s->ev.t.family,
-					&s->ev.t.saddr, 0,
-					TCPTW_PEER_SYN_PAWS_REJECTED, 0, 0);
-			tw_emit(st, s, TCPTW_EV_TW_SYN_PAWS_REJECTED);
-		} else {
-			tw_emit(st, s, TCPTW_EV_TW_PAWS_REJECTED);
-		}
-	} else if (s->substate == TCP_TIME_WAIT && s->syn &&
-		   status != TCP_TW_SYN) {
-		/* neither a newer sequence number nor a newer timestamp */
+	age = tcptw_tw_age_ms(tw);
+	switch (v) {
+	case TW_PAWS:
+		tw_paws(st, tw, th, &s, age);
+		break;
+	case TW_SYN_SEQ:
 		tcptw_inc(st, TCPTW_TW_SYN_SEQ_REJECTED);
-		tw_emit(st, s, TCPTW_EV_TW_SYN_SEQ_REJECTED);
-	}
-
-	if (status == TCP_TW_SYN) {
-		tw_syn_accepted(s);
-	} else if (tcptw_compat_tw_is_ack(status)) {
-		tcptw_inc(st, TCPTW_TW_ACK_SENT);
-	} else if (status == TCP_TW_RST) {
+		tw_event(st, tw, &s, age, TCPTW_EV_TW_SYN_SEQ_REJECTED);
+		break;
+	case TW_SYN:
+		stash->tw = tw;
+		stash->when_ns = local_clock();
+		stash->age_ms = age;
+		break;
+	case TW_KILL:
+		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
+		tw_event(st, tw, &s, age, TCPTW_EV_TW_KILLED_BY_RST);
+		break;
+	case TW_RST:
 		tcptw_inc(st, TCPTW_TW_RST_SENT);
-		tw_emit(st, s, TCPTW_EV_TW_RST_SENT);
+		tw_event(st, tw, &s, age, TCPTW_EV_TW_RST_SENT);
+		break;
+	case TW_FIN_ACK:
+		tcptw_inc(st, TCPTW_TW_ACK_SENT);
+		break;
+	case TW_NONE:
+		break;
 	}
 out:
 	rcu_read_unlock();
 }
 
-/* a listener takes over the SYN this TIME_WAIT socket accepted */
-static void tw_syn_recycled(const void *tw)
+/*
+ * inet_twsk_deschedule_put(tw): right after a TCP_TW_SYN verdict for this
+ * socket on this CPU, a listener took the SYN.
+ */
+static void tw_deschedule_pre(struct pt_regs *regs)
 {
+	const struct inet_timewait_sock *tw =
+		(void *)regs_get_kernel_argument(regs, 0);
 	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
+	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
 
 	if (stash->tw != tw)
 		return;
 	stash->tw = NULL;
-	rcu_read_lock();
-	st = tcptw_state(stash->net);
-	if (st)
-		tw_recycled(st, &stash->ev);
-	rcu_read_unlock();
-}
-
-/*
- * inet_twsk_deschedule_put(tw): while the segment being handled is a RST
- * (inside tcp_timewait_state_process()), the RST killed the socket; right
- * after a TCP_TW_SYN verdict for this socket, a listener took the SYN.
- */
-static void tw_deschedule_pre(struct pt_regs *regs)
-{
-	const void *tw = (void *)regs_get_kernel_argument(regs, 0);
-	struct tw_seg *s = this_cpu_read(tw_rst_seg);
-	struct tcptw_state *st;
-
-	if (!s || s->tw != tw) {
-		tw_syn_recycled(tw);
+	if (local_clock() - stash->when_ns > TW_SYN_WINDOW_NS)
 		return;
-	}
-	this_cpu_write(tw_rst_seg, NULL);
 	rcu_read_lock();
-	st = tcptw_state(s->net);
+	/* @tw's own netns: the caller holds @tw, and @tw its netns */
+	st = tcptw_state(twsk_net(tw));
 	if (st) {
-		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
-		tw_emit(st, s, TCPTW_EV_TW_KILLED_BY_RST);
+		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
+		tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, stash->age_ms);
+		tcptw_tuple_from_tw(&t, tw);
+		tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
+				TCPTW_PEER_SYN_RECYCLED, 0, 0);
+		tw_event(st, tw, NULL, stash->age_ms,
+			 TCPTW_EV_TW_SYN_RECYCLED);
 	}
 	rcu_read_unlock();
 }
@@ -245,79 +283,46 @@ void tcptw_tw_syn_forget(const struct sock *tw)
 		this_cpu_write(tw_syn_stash.tw, NULL);
 }
 
-/* inet_twsk_alloc(sk, death_row, state): NULL means no TIME_WAIT */
-struct tw_alloc {
-	struct net *net;
-	struct tcptw_tuple t;
-};
-
-static_assert(sizeof(struct tw_alloc) <= TCPTW_MAX_CALL_DATA);
-
-static int tw_alloc_entry(void *data, struct pt_regs *regs)
+/*
+ * inet_twsk_hashdance(_schedule)(tw, sk, ...): a TIME_WAIT socket is born
+ * (after inet_twsk_alloc() found room: no overflow). Its birth time is
+ * kept for its age (twage.c) where the kernel keeps none, and it is
+ * counted where the kernel counts it only at expiry (5.10). Not attached
+ * where the kernel does both (7.2).
+ */
+static void tw_birth_pre(struct pt_regs *regs)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	struct tw_alloc *a = data;
-
-	/* DCCP shares inet_twsk_alloc() on older kernels */
-	if (sk->sk_protocol != IPPROTO_TCP)
-		return 1;
-	a->net = sock_net(sk);
-	tcptw_tuple_from_sk(&a->t, sk);
-	return 0;
-}
-
-static void tw_alloc_ret(void *data, struct pt_regs *regs)
-{
-	const void *tw = (void *)regs_return_value(regs);
-	struct tw_alloc *a = data;
-	struct tcptw_event ev = {};
+	const struct inet_timewait_sock *tw =
+		(void *)regs_get_kernel_argument(regs, 0);
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 1);
 	struct tcptw_state *st;
 
-	rcu_read_lock();
-	st = tcptw_state(a->net);
-	if (!st)
-		goto out;
-	if (tw) {
+	/* DCCP shares the TIME_WAIT code on older kernels */
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return;
+	if (!TCPTW_COMPAT_TW_ENTRY_STAMP)
 		tcptw_tw_birth_record(tw);
+	if (TCPTW_COMPAT_TW_MIB_AT_BIRTH)
+		return;
+	rcu_read_lock();
+	st = tcptw_state(sock_net(sk));
+	if (st)
 		tcptw_inc(st, TCPTW_TW_CREATED);
-		goto out;
-	}
-	/* tcp_time_wait() counts TCPTimeWaitOverflow for any NULL */
-	tcptw_inc(st, TCPTW_TW_OVERFLOW);
-	ev.type = TCPTW_EV_TW_OVERFLOW;
-	ev.t = a->t;
-	ev.age_ms = -1;
-	tcptw_emit(st, &ev);
-out:
 	rcu_read_unlock();
 }
 
-static struct tcptw_probe tw_probes[P_NR] = {
-	[P_TW_DESCHEDULE] = { .name = "inet_twsk_deschedule_put",
-			      .kind = TCPTW_ENTRY,
-			      .entry = tw_deschedule_pre },
-	[P_TW_ALLOC] = { .name = "inet_twsk_alloc", .kind = TCPTW_CALL,
-			 .call = tw_alloc_entry, .ret = tw_alloc_ret,
-			 .data_size = sizeof(struct tw_alloc) },
-	[P_TW_PROCESS] = { .name = "tcp_timewait_state_process",
-			   .kind = TCPTW_CALL, .call = tw_process_entry,
-			   .ret = tw_process_ret,
-			   .data_size = sizeof(struct tw_seg) },
+static struct tcptw_probe tw_probes[] = {
+	{ .name = "inet_twsk_deschedule_put", .kind = TCPTW_ENTRY,
+	  .entry = tw_deschedule_pre },
+	{ .name = TCPTW_COMPAT_TW_BIRTH, .kind = TCPTW_ENTRY,
+	  .entry = tw_birth_pre,
+	  .unused = TCPTW_COMPAT_TW_ENTRY_STAMP &&
+		    TCPTW_COMPAT_TW_MIB_AT_BIRTH },
+	{ .name = "tcp_timewait_state_process", .kind = TCPTW_ENTRY,
+	  .entry = tw_process_pre },
 };
-
-static void tw_probes_setup(void)
-{
-	/*
-	 * Both run in BH context at most once per CPU at a time, but
-	 * inet_twsk_alloc() is also reached from process context: room for
-	 * a few nested calls per CPU.
-	 */
-	tw_probes[P_TW_PROCESS].maxactive = 4 * num_possible_cpus();
-	tw_probes[P_TW_ALLOC].maxactive = 4 * num_possible_cpus();
-}
 
 const struct tcptw_probe_set tcptw_tw_probe_set = {
 	.probes = tw_probes,
-	.n = P_NR,
-	.setup = tw_probes_setup,
+	.n = ARRAY_SIZE(tw_probes),
 };

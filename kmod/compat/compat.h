@@ -30,6 +30,80 @@ static inline bool tcptw_compat_tw_is_ack(int status)
 }
 
 /*
+ * A tracepoint handler's body runs with preemption disabled, as every
+ * hook's does: the per-CPU counters and the event rate limit's
+ * read-modify-write must not migrate half way.
+ */
+static inline void tcptw_compat_tp_enter(void)
+{
+#ifdef TCPTW_HAVE_TP_PREEMPTIBLE
+	/* v6.14-ish: tracepoints call their handlers under SRCU-fast */
+	preempt_disable_notrace();
+#endif
+}
+
+static inline void tcptw_compat_tp_exit(void)
+{
+#ifdef TCPTW_HAVE_TP_PREEMPTIBLE
+	preempt_enable_notrace();
+#endif
+}
+
+/*
+ * The ISN a TIME_WAIT socket gave the SYN @skb (TCP_TW_SYN), 0 for any
+ * other SYN, as tcp_conn_request() reads it on this CPU: a SYN with one
+ * skips the SYN queue's test. (5.10 and 6.1 zero it before
+ * tcp_conn_request() runs, so every SYN reads 0 there.)
+ */
+static inline u32 tcptw_compat_tw_isn(const struct sk_buff *skb)
+{
+#ifdef TCPTW_HAVE_PERCPU_TW_ISN
+	/* v6.12: a per-CPU variable between the TIME_WAIT and the listener */
+	return __this_cpu_read(tcp_tw_isn);
+#else
+	return TCP_SKB_CB(skb)->tcp_tw_isn;
+#endif
+}
+
+/* what an ftrace_ops callback gets besides the ips and the ops */
+#ifdef TCPTW_HAVE_FTRACE_REGS
+/* v5.11: struct ftrace_regs in place of struct pt_regs */
+#define tcptw_ftrace_regs	ftrace_regs
+#else
+#define tcptw_ftrace_regs	pt_regs
+#endif
+
+/* TcpExt TW + TWKilled count every TIME_WAIT socket as it is born */
+#ifdef TCPTW_HAVE_TW_MIB_AT_BIRTH
+#define TCPTW_COMPAT_TW_MIB_AT_BIRTH	true
+#else
+/* 5.10 counts them when the socket's timer expires */
+#define TCPTW_COMPAT_TW_MIB_AT_BIRTH	false
+#endif
+
+/* the kernel stamps a TIME_WAIT socket's birth itself */
+#ifdef TCPTW_HAVE_TW_ENTRY_STAMP
+#define TCPTW_COMPAT_TW_ENTRY_STAMP	true
+#else
+#define TCPTW_COMPAT_TW_ENTRY_STAMP	false
+#endif
+
+/* the function a TIME_WAIT socket is born in (its first argument) */
+#ifdef TCPTW_HAVE_TW_HASHDANCE_SCHEDULE
+/* v6.12: hashdance and the timer's arming became one function */
+#define TCPTW_COMPAT_TW_BIRTH	"inet_twsk_hashdance_schedule"
+#else
+#define TCPTW_COMPAT_TW_BIRTH	"inet_twsk_hashdance"
+#endif
+
+/* the kernel counts TIME_WAIT's PAWS rejects in a MIB of their own */
+#ifdef TCPTW_HAVE_MIB_PAWS_TW
+#define TCPTW_COMPAT_TW_PAWS_MIB	true
+#else
+#define TCPTW_COMPAT_TW_PAWS_MIB	false
+#endif
+
+/*
  * Age of a TIME_WAIT socket in ms from the kernel's own entry stamp, or -1
  * where the kernel has none (tcptw then keeps its own birth table).
  */

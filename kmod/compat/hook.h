@@ -11,11 +11,10 @@
  *                  interrupted by a softirq that hits another hook runs
  *                  both (ftrace guards recursion per context);
  *   hook_ftrace.c  x86-64 kernels without fprobes or IBT (5.10, 6.1):
- *                  ftrace_ops of tcptw's own, which guard recursion per
- *                  context too; a function's return is seen by sending
- *                  the call through a wrapper (IPMODIFY, as livepatch
- *                  does). A hook ftrace refuses (another IPMODIFY user on
- *                  that function) falls back to hook_kprobe.c's;
+ *                  entries on an ftrace_ops of tcptw's own, which guards
+ *                  recursion per context too and never modifies the call;
+ *                  a function's return (conntrack's rare paths only) and
+ *                  a hook ftrace refuses go to hook_kprobe.c;
  *   hook_kprobe.c  elsewhere: kprobes and kretprobes, which skip a hit
  *                  while another kprobe's handler runs on the same CPU
  *                  (counted as missed, README "Limits").
@@ -24,6 +23,8 @@
 #define _TCPTW_COMPAT_HOOK_H
 
 #include <linux/kprobes.h>
+#include <linux/cpumask.h>
+#include <linux/minmax.h>
 
 #ifdef TCPTW_HAVE_FPROBE
 #include <linux/fprobe.h>
@@ -40,8 +41,6 @@ struct tcptw_hook {
 #ifdef TCPTW_HAVE_FTRACE_HOOK
 	/* hook_ftrace.c: the function's fentry site, 0 on kprobes */
 	unsigned long ip;
-	/* TCPTW_CALL through ftrace: the wrapper's slot */
-	unsigned int slot;
 	/* on hook_kprobe.c's kprobes (kp, krp); else kp is a disabled
 	 * kprobe that only resolved the symbol
 	 */
@@ -57,14 +56,22 @@ struct tcptw_hook {
  */
 #ifdef MAX_FPROBE_DATA_SIZE
 #define TCPTW_MAX_CALL_DATA	MAX_FPROBE_DATA_SIZE
-#elif defined(TCPTW_HAVE_FTRACE_HOOK)
-/* hook_ftrace.c keeps it on the wrapper's stack */
-#define TCPTW_MAX_CALL_DATA	160
 #else
 #define TCPTW_MAX_CALL_DATA	512
 #endif
 
 struct tcptw_probe;
+
+/*
+ * Calls of one function that may be inside a hook's exit at once, over
+ * all CPUs, where the backend keeps a pool for them (kretprobes, fprobes
+ * before 6.14): the hooks on a return run in softirq or process context
+ * and never sleep, so a few per CPU, with a floor for small machines.
+ */
+static inline unsigned int tcptw_hook_pool(void)
+{
+	return max(64U, 8 * num_possible_cpus());
+}
 
 /* room to detach @n hooks at once at unload; allocated at load */
 int tcptw_hooks_init(unsigned int n);

@@ -116,7 +116,7 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 		fp->entry_data_size = p->data_size;
 #ifdef TCPTW_HAVE_FPROBE_RETHOOK
 		/* before v6.14, exits come from a pool of this size */
-		fp->nr_maxactive = p->maxactive;
+		fp->nr_maxactive = tcptw_hook_pool();
 #endif
 	}
 	if (!p->module)

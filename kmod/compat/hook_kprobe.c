@@ -100,7 +100,7 @@ int tcptw_kp_attach(struct tcptw_probe *p)
 	p->hook.krp.entry_handler = krp_entry;
 	p->hook.krp.handler = krp_ret;
 	p->hook.krp.data_size = p->data_size;
-	p->hook.krp.maxactive = p->maxactive;
+	p->hook.krp.maxactive = tcptw_hook_pool();
 	return register_kretprobe(&p->hook.krp);
 }
 

@@ -35,7 +35,9 @@ void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
 static inline void tcptw_tp_tcp_receive_reset(void *data, struct sock *sk)
 {
 	tcptw_probe_hit(data);
+	tcptw_compat_tp_enter();
 	tcptw_count_rst_received(sk);
+	tcptw_compat_tp_exit();
 }
 
 TCPTW_TP_TYPECHECK(tcp_receive_reset, tcptw_tp_tcp_receive_reset);
@@ -45,8 +47,7 @@ TCPTW_TP_TYPECHECK(tcp_receive_reset, tcptw_tp_tcp_receive_reset);
  * v6.10: tcp:tcp_send_reset(sk, skb, reason) fires in tcp_v{4,6}_send_reset()
  * for every RST they send (after the checks that send none), with the
  * reason; skb is NULL from tcp_send_active_reset(), which tcptw counts
- * at its entry instead. Exact in any context, where the MIB slot method
- * of the older kernels is not: one tracepoint in place of two kretprobes.
+ * at its entry instead.
  */
 #define TCPTW_COMPAT_RST_TRACEPOINT true
 
@@ -55,15 +56,18 @@ static inline void tcptw_tp_tcp_send_reset(void *data, const struct sock *sk,
 					   const enum sk_rst_reason reason)
 {
 	tcptw_probe_hit(data);
-	if (skb)
-		tcptw_count_rst_sent(sk, skb, reason < SK_RST_REASON_MAX ?
-					      reason + 1 : 0);
+	if (!skb)
+		return;
+	tcptw_compat_tp_enter();
+	tcptw_count_rst_sent(sk, skb, reason < SK_RST_REASON_MAX ?
+				      reason + 1 : 0);
+	tcptw_compat_tp_exit();
 }
 #else
 /*
  * Before v6.10 it fires only for full sockets (no RST to a closed port,
  * from TIME_WAIT or a request socket) and has no reason: left unused,
- * the kretprobes on tcp_v{4,6}_send_reset() count instead.
+ * hooks at the entry of tcp_v{4,6}_send_reset() say instead.
  */
 #define TCPTW_COMPAT_RST_TRACEPOINT false
 
