@@ -10,6 +10,7 @@
 #include "mem.h"
 #include "pernet.h"
 #include "probes.h"
+#include "test.h"
 
 static int __init tcptw_init(void)
 {
@@ -33,6 +34,7 @@ err_uninit_pernet:
 
 static void __exit tcptw_exit(void)
 {
+	tcptw_test_coexist_uninit();
 	tcptw_probes_uninit();
 	tcptw_pernet_uninit();
 }
