@@ -106,7 +106,7 @@ test_accept_overflow()
 
 	name="listen: accept queue overflow, tcp_syncookies=$cookies"
 	test_begin "$name"
-	if ! probe_gate tcp_conn_request tcp_check_req; then
+	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi
@@ -252,7 +252,7 @@ test_cookie_ack_overflow()
 	local out ovf retr acked mod
 
 	test_begin "$name"
-	if ! probe_gate tcp_conn_request tcp_check_req; then
+	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi

@@ -414,7 +414,7 @@ test_main()
 test_clients_close_first()
 {
 	test_begin "control a: clients close first"
-	if ! probe_gate tcp_timewait_state_process inet_twsk_alloc; then
+	if ! probe_gate tcp_timewait_state_process; then
 		log_test "nat_paws: control: clients close first -> no server TIME_WAIT"
 		return
 	fi

@@ -122,7 +122,7 @@ test_backlog10()
 	local ovf mod
 
 	test_begin "$name"
-	if ! probe_gate tcp_conn_request tcp_check_req; then
+	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi

@@ -103,7 +103,7 @@ test_reuse_off()
 	local name="port_exhaustion: $fam: tcp_tw_reuse=0, $NPORTS ports: ConnectPortExhausted == EADDRNOTAVAIL"
 
 	test_begin "reuse off $fam"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -126,7 +126,7 @@ test_no_timestamps()
 	local name="port_exhaustion: tcp_tw_reuse=1, server tcp_timestamps=0: TwReuseDeniedNoTimestamps, nothing granted"
 
 	test_begin "no timestamps"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -148,7 +148,7 @@ test_control()
 	local name="port_exhaustion: control: 200 ports, 80 connects -> ConnectPortExhausted 0"
 
 	test_begin "control"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi

@@ -279,7 +279,7 @@ test_stall()
 	local aborted done_reqs drc n
 
 	test_begin "seed 003 stall"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -356,7 +356,7 @@ test_control()
 	local dir=$TMPDIR_T/control out rc
 
 	test_begin "seed 003 control"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi

@@ -314,7 +314,7 @@ test_backlog()
 	local ovf ck row docook
 
 	test_begin "$name"
-	if ! probe_gate tcp_conn_request tcp_check_req; then
+	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi
@@ -416,7 +416,7 @@ test_ports()
 	local name="seed_004: nginx's ip_local_port_range 20000-20050 -> ConnectPortExhausted == nginx's (99: Cannot assign requested address) lines"
 
 	test_begin "$name"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -438,7 +438,7 @@ test_ports_tw_reuse()
 	local name="seed_004: the same with tcp_tw_reuse=1 -> TwReuseGranted == TWRecycled, ConnectPortExhausted == E99 lines"
 
 	test_begin "$name"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi

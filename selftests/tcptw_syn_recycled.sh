@@ -19,7 +19,7 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_cmd ip nstat ss
+require_cmd ip nstat ss taskset
 require_traffic
 require_module
 
@@ -120,8 +120,67 @@ test_new_port()
 	log_test "syn_recycled: control: new source port each time -> 0"
 }
 
-ktap_plan 3
+# A SYN the TIME_WAIT socket accepts while no listener is left: the kernel
+# ACKs it, no listener takes it, nothing is recycled. The TIME_WAIT socket
+# then dies from process context on the same CPU (ss -K: tcp_abort()),
+# which must not count as a recycle either, nor touch any other state
+# (tcptw at 935ef31 counted it, with the namespace it had kept aside).
+# The client is pinned to CPU 0, where its SYN's softirq then runs, and
+# so is ss -K; tcp_rfc1337=1 keeps the client's RST (its answer to the
+# ACK) from killing the socket first.
+test_no_listener()
+{
+	local name="syn_recycled: no listener, then ss -K -> TwSynRecycled == 0"
+	local b_rec d_rec left
+
+	test_begin "$name"
+	if ! probe_gate tcp_timewait_state_process inet_twsk_deschedule_put; then
+		log_test "$name"
+		return
+	fi
+	OUT=$TMPDIR_T/nolisten.client.json
+	if ! pair_setup; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	nsx "$srv" sysctl -qw net.ipv4.tcp_rfc1337=1
+	server_start "$srv" "$TMPDIR_T/nolisten.server.json" \
+		--listen 198.18.0.2:8080 --count 1 --timeout 30 --close-first server ||
+		{ check_err 1 "server did not start"; log_test "$name"; return; }
+	taskset -c 0 timeout 60 "$TRAFFIC" client --connect 198.18.0.2:8080 \
+		--count 1 --netns "$(nspath "$cli")" --close-first server \
+		--bind 198.18.0.1:$LPORT --reuseaddr --timeout 30 >"$OUT"
+	check_err $? "first connection failed"
+	bg_wait "$SERVER_PID"
+	check_eq "srv TIME_WAIT sockets before" "$(tw_sockets "$srv")" 1
+	b_rec=$(tw_counter "$srv" TwSynRecycled)
+	# the listener is gone: the TIME_WAIT socket accepts the SYN (newer
+	# timestamp), finds no listener and ACKs; connect() fails
+	taskset -c 0 timeout 30 "$TRAFFIC" client --connect 198.18.0.2:8080 \
+		--count 1 --netns "$(nspath "$cli")" --bind 198.18.0.1:$LPORT \
+		--reuseaddr --timeout 5 --connect-timeout 300 \
+		>"$TMPDIR_T/nolisten.second.json" 2>&1
+	taskset -c 0 ip netns exec "$srv" ss -K -tan state time-wait >/dev/null 2>&1
+	left=$(tw_sockets "$srv")
+	if [ "$left" != 0 ]; then
+		skip_test "ss -K does not destroy TIME_WAIT sockets here (no tcp_abort() for them, or no INET_DIAG_DESTROY)"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	d_rec=$(( $(tw_counter "$srv" TwSynRecycled) - b_rec ))
+	diag "srv TIME_WAIT sockets after ss -K: $left | TwSynRecycled=$d_rec"
+	check_mod_eq "srv TwSynRecycled (no listener took the SYN)" "$d_rec" 0
+	check_eq "srv events tw_syn_recycled" \
+		"$(events_count "$srv" tw_syn_recycled "")" 0
+	cleanup_all_ns
+	log_test "$name"
+}
+
+ktap_plan 4
 test_same_port ipv4 198.18.0.1:$LPORT 198.18.0.2:8080
 test_same_port ipv6 "[fd00::1]:$LPORT" "[fd00::2]:8080"
 test_new_port
+test_no_listener
 ktap_finish

@@ -108,7 +108,7 @@ test_bursts()
 	local ok fail rec
 
 	test_begin "bursts $fam"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -158,7 +158,7 @@ test_bursts_control()
 	local name="tw_reuse: control: tcp_tw_reuse=1, aligned bursts of 45 -> ConnectPortExhausted 0"
 
 	test_begin "bursts control"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -196,7 +196,7 @@ test_default_veth()
 	local name="tw_reuse: default tcp_tw_reuse=2 over a veth: refused, TwReuseDeniedLoopbackOnly"
 
 	test_begin "default veth"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -240,7 +240,7 @@ test_default_loopback()
 	local name="tw_reuse: default tcp_tw_reuse=2 over 127.0.0.1: granted, TwReuseGranted == TWRecycled"
 
 	test_begin "default loopback"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -286,7 +286,7 @@ test_bind()
 	local name="tw_reuse: bind()+SO_REUSEADDR, tcp_tw_reuse=0: the TIME_WAIT 4-tuple is reused, TwReuseGranted == TWRecycled"
 
 	test_begin "bind reuse"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -319,7 +319,7 @@ test_bind_no_timestamps()
 	local name="tw_reuse: bind()+SO_REUSEADDR, server tcp_timestamps=0: EADDRNOTAVAIL, ConnectTupleInUse == failures"
 
 	test_begin "bind no timestamps"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -357,7 +357,7 @@ test_bind_control()
 	local name="tw_reuse: control: bind() without SO_REUSEADDR -> EADDRINUSE, no reuse decision"
 
 	test_begin "bind control"
-	if ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -500,7 +500,7 @@ reuse_delay_begin()
 {
 	test_begin "$1"
 	if ! have_reuse_delay ||
-	   ! probe_gate tcp_twsk_unique __inet_hash_connect; then
+	   ! probe_gate tcp_twsk_unique inet_sock_set_state; then
 		log_test "$2"
 		return 1
 	fi
