@@ -13,7 +13,7 @@ APT_PKGS=(
 	qemu-system-x86 busybox-static iproute2 nftables conntrack kmod udev
 	nginx-light wrk tcpdump python3-scapy
 	# the seeds' own tools (selftests/tcptw_seed_*.sh) and make bench
-	apache2-utils php8.2-fpm bpftrace
+	apache2-utils php8.2-fpm bpftrace ipvsadm
 	# module build (kbuild host tools, BTF for 6.12, sparse)
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
 	clang libclang-rt-14-dev xz-utils
