@@ -125,6 +125,14 @@ one_run()
 			continue
 			;;
 		esac
+		if [ "$hook" = tcp_v4_syn_recv_sock ]; then
+			# the handshake's ACK and the first data segment, taken
+			# on two CPUs at once, can both reach the request socket
+			# and create a child; one loses (own_req false)
+			check_range "$closer closes first: $hook calls ($side)" \
+				"$d" "$want" $((want + N / 10))
+			continue
+		fi
 		check_eq "$closer closes first: $hook calls ($side)" "$d" "$want"
 	done
 	diag "$closer closes first: per connection, client $cli_calls/$N, server $srv_calls/$N calls"
