@@ -107,30 +107,43 @@ static void listen_count(struct tcptw_state *st, const struct sock *sk,
 }
 
 /*
+ * The tcp_conn_request() running on this CPU: its listener and SYN. It
+ * runs with BH disabled, one at a time per CPU, and sends a SYN cookie
+ * (cookie_v{4,6}_init_sequence(skb, ...)) from inside: the cookie's hook
+ * finds its listener here. Only compared and used while that call runs.
+ */
+struct conn_stash {
+	const struct sock *sk;
+	const struct sk_buff *skb;
+};
+
+static DEFINE_PER_CPU(struct conn_stash, conn_stash);
+
+/*
  * tcp_conn_request(rsk_ops, af_ops, sk, skb): a SYN at listener @sk. In
  * the kernel's order: a full SYN queue (or tcp_syncookies=2) means a
  * cookie or, with cookies off, a drop (TCPReqQFullDrop); then a full
  * accept queue drops the SYN (ListenOverflows); then a cookie is sent
- * (SyncookiesSent). A SYN a TIME_WAIT socket accepted carries its ISN and
- * skips the SYN queue's test.
+ * (SyncookiesSent, seen where it is made). A SYN a TIME_WAIT socket
+ * accepted carries its ISN and skips the SYN queue's test.
  */
 static void conn_request_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
+	struct conn_stash *stash = this_cpu_ptr(&conn_stash);
 	const struct net *net = sock_net(sk);
-	bool cookie = false, drop = false;
 	struct tcptw_state *st;
-	u8 syncookies;
+	bool drop = false;
 
+	stash->sk = sk;
+	stash->skb = skb;
 	if ((READ_ONCE(net->ipv4.sysctl_tcp_syncookies) == 2 ||
 	     inet_csk_reqsk_queue_is_full(sk)) &&
-	    !tcptw_compat_tw_isn(skb)) {
-		syncookies = READ_ONCE(net->ipv4.sysctl_tcp_syncookies);
-		cookie = IS_ENABLED(CONFIG_SYN_COOKIES) && syncookies;
-		drop = !cookie;
-	}
-	if (!drop && !sk_acceptq_is_full(sk) && !cookie)
+	    !tcptw_compat_tw_isn(skb))
+		drop = !IS_ENABLED(CONFIG_SYN_COOKIES) ||
+		       !READ_ONCE(net->ipv4.sysctl_tcp_syncookies);
+	if (!drop && !sk_acceptq_is_full(sk))
 		return;		/* the common case: nothing fails */
 	rcu_read_lock();
 	st = tcptw_state(net);
@@ -139,15 +152,32 @@ static void conn_request_pre(struct pt_regs *regs)
 	if (drop) {
 		listen_count(st, sk, skb, TCPTW_LISTENER_SYN_DROP,
 			     TCPTW_EV_LISTEN_SYN_DROP, 0);
-	} else if (sk_acceptq_is_full(sk)) {
+	} else {
 		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
 		listen_count(st, sk, skb, TCPTW_LISTENER_OVERFLOW_SYN,
 			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
-	} else {
-		listen_count(st, sk, skb, TCPTW_LISTENER_COOKIE_SENT,
-			     TCPTW_EV_LISTEN_SYN_COOKIE, 0);
 	}
 out:
+	rcu_read_unlock();
+}
+
+/*
+ * cookie_v{4,6}_init_sequence(skb, mss): tcp_conn_request() sends a SYN
+ * cookie for @skb, exactly where the kernel counts SyncookiesSent.
+ */
+static void cookie_init_pre(struct pt_regs *regs)
+{
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 0);
+	struct conn_stash *stash = this_cpu_ptr(&conn_stash);
+	struct tcptw_state *st;
+
+	if (stash->skb != skb)
+		return;
+	rcu_read_lock();
+	st = tcptw_state(sock_net(stash->sk));
+	if (st)
+		listen_count(st, stash->sk, skb, TCPTW_LISTENER_COOKIE_SENT,
+			     TCPTW_EV_LISTEN_SYN_COOKIE, 0);
 	rcu_read_unlock();
 }
 
@@ -205,6 +235,10 @@ static struct tcptw_probe listen_probes[] = {
 	  .entry = v4_syn_recv_sock_pre },
 	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_ENTRY,
 	  .entry = v6_syn_recv_sock_pre },
+	{ .name = "cookie_v4_init_sequence", .kind = TCPTW_ENTRY,
+	  .entry = cookie_init_pre },
+	{ .name = "cookie_v6_init_sequence", .kind = TCPTW_ENTRY,
+	  .entry = cookie_init_pre },
 };
 
 const struct tcptw_probe_set tcptw_listen_probe_set = {
