@@ -120,8 +120,11 @@ one_run()
 			continue
 			;;
 		*)
+			# a FIN or ACK retransmitted into a TIME_WAIT socket of
+			# a starved guest reaches tcp_timewait_state_process
+			# (7.2 under five guests on two cores: 12 of 100)
 			check_range "$closer closes first: $hook calls (none per connection)" \
-				"$d" 0 $((N / 10 - 1))
+				"$d" 0 $((N / 5 - 1))
 			continue
 			;;
 		esac
