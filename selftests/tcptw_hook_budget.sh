@@ -14,7 +14,7 @@
 # connect(); the SYN (tcp_conn_request) and the child's creation at the
 # handshake's ACK (tcp_v4_syn_recv_sock) once each on the server; one
 # TIME_WAIT socket's birth (inet_twsk_hashdance, _schedule from 6.12) on
-# the side that closed first; every other function hook fewer than N/10
+# the side that closed first; every other function hook fewer than N/5
 # times (no reuse, no RST, no PAWS, no SYN cookie per connection; the
 # counts are the whole guest's, where a timer of some other socket may
 # fire now and then: 1 of 100 seen on 5.10). The sock:inet_sock_set_state
