@@ -35,17 +35,17 @@
 static s64 mib_part(const struct net *net, enum tcptw_counter c)
 {
 	switch (c) {
-#ifdef TCPTW_HAVE_TW_MIB_AT_BIRTH
 	case TCPTW_TW_CREATED:
+		if (!TCPTW_COMPAT_TW_MIB_AT_BIRTH)
+			return 0;
 		return tcptw_mib_linux_sum(net, LINUX_MIB_TIMEWAITED) +
 		       tcptw_mib_linux_sum(net, LINUX_MIB_TIMEWAITKILLED);
-#endif
 	case TCPTW_TW_OVERFLOW:
 		return tcptw_mib_linux_sum(net, LINUX_MIB_TCPTIMEWAITOVERFLOW);
-#ifdef TCPTW_HAVE_MIB_PAWS_TW
 	case TCPTW_TW_PAWS_REJECTED:
-		return tcptw_mib_linux_sum(net, LINUX_MIB_PAWS_TW_REJECTED);
-#endif
+		if (!TCPTW_COMPAT_TW_PAWS_MIB)
+			return 0;
+		return tcptw_mib_linux_sum(net, TCPTW_COMPAT_MIB_PAWS_TW);
 	case TCPTW_TW_ACK_SENT:
 		/* the ACKs the rate limit kept, of the candidates counted */
 		return -(s64)tcptw_mib_linux_sum(net,
@@ -79,11 +79,10 @@ static s64 slots_less(const struct tcptw_state *st, enum tcptw_counter c)
 	case TCPTW_LISTEN_OVERFLOW_ACK:
 		return tcptw_slot_sum(st, TCPTW_LISTEN_OVERFLOW_SYN);
 	case TCPTW_PAWS_SYNRECV_REJECTED:
+		/* before its own MIB, TIME_WAIT's rejects were in PAWSEstab */
 		return tcptw_slot_sum(st, TCPTW_PAWS_ESTAB_REJECTED) +
-#ifndef TCPTW_HAVE_MIB_PAWS_TW
-		       tcptw_slot_sum(st, TCPTW_TW_PAWS_REJECTED) +
-#endif
-		       0;
+		       (TCPTW_COMPAT_TW_PAWS_MIB ? 0 :
+			tcptw_slot_sum(st, TCPTW_TW_PAWS_REJECTED));
 	default:
 		return 0;
 	}

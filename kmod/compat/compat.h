@@ -96,12 +96,16 @@ static inline u32 tcptw_compat_tw_isn(const struct sk_buff *skb)
 #define TCPTW_COMPAT_TW_BIRTH	"inet_twsk_hashdance"
 #endif
 
-/* the kernel counts TIME_WAIT's PAWS rejects in a MIB of their own */
+/*
+ * The kernel counts TIME_WAIT's PAWS rejects in a MIB of their own: its
+ * index, or -1 where they are counted in PAWSEstab
+ */
 #ifdef TCPTW_HAVE_MIB_PAWS_TW
-#define TCPTW_COMPAT_TW_PAWS_MIB	true
+#define TCPTW_COMPAT_MIB_PAWS_TW	LINUX_MIB_PAWS_TW_REJECTED
 #else
-#define TCPTW_COMPAT_TW_PAWS_MIB	false
+#define TCPTW_COMPAT_MIB_PAWS_TW	(-1)
 #endif
+#define TCPTW_COMPAT_TW_PAWS_MIB	(TCPTW_COMPAT_MIB_PAWS_TW >= 0)
 
 /*
  * Age of a TIME_WAIT socket in ms from the kernel's own entry stamp, or -1
