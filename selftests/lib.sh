@@ -383,6 +383,24 @@ check_lt_float()
 # Module assertions: without the module (TCPTW_ALLOW_NO_MODULE=1 on a
 # development host) they are listed but not evaluated, and log_test
 # reports the test as skipped if its ground truth held.
+# hits_settle: test build, wait (up to 30 s) until no hook has been
+# called for a second (/sys/module/tcptw/parameters/test_hits): namespaces
+# of earlier scripts purge their TIME_WAIT sockets
+# (inet_twsk_deschedule_put) when cleanup_net gets to them
+hits_settle()
+{
+	local hits=/sys/module/tcptw/parameters/test_hits i prev now
+
+	prev=$(awk -F'\t' '{ s += $2 } END { print s }' "$hits")
+	for i in $(seq 30); do
+		sleep 1
+		now=$(awk -F'\t' '{ s += $2 } END { print s }' "$hits")
+		[ "$now" = "$prev" ] && return 0
+		prev=$now
+	done
+	diag "hooks still being called after 30 s"
+}
+
 # check_row_sum WHAT GOT WANT: a listeners row's overflows against the
 # MIB. The row is worked out at the entry of the function that decides,
 # a few instructions before the kernel reads the accept queue itself; a

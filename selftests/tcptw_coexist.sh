@@ -36,20 +36,6 @@ hits()
 	awk -F'\t' -v f="$1" '$1 == f { print $2 }' "$HITS"
 }
 
-# hits_quiet: wait (up to 30 s) until no hook has been called for a second
-hits_quiet()
-{
-	local i prev now
-
-	prev=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
-	for i in $(seq 30); do
-		sleep 1
-		now=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
-		[ "$now" = "$prev" ] && return 0
-		prev=$now
-	done
-}
-
 # traffic OUT: N connections, the server closes first; sets TWC (the
 # server's TwCreated delta) and FAILS (the client's failed connects)
 traffic()
@@ -88,7 +74,7 @@ knob_mode()
 	while IFS=$'\t' read -r fn _ err _; do
 		check_eq "$mode on $fn: registration error" "$err" 0
 	done <"$KNOB"
-	hits_quiet
+	hits_settle
 	while IFS=$'\t' read -r fn _ _ calls; do
 		H0[$fn]=$(hits "$fn")
 		C0[$fn]=$calls
@@ -177,7 +163,7 @@ bpf_mode()
 	done
 	kill -0 "$BT_PID" 2>/dev/null || { check_err 1 "bpftrace did not attach"; log_test "$name"; return; }
 	out=$out.$i
-	hits_quiet
+	hits_settle
 	for fn in $fns; do H0[$fn]=$(hits "$fn"); done
 	traffic "$out" || { kill -INT "$BT_PID"; log_test "$name"; return; }
 	for fn in $fns; do H0[$fn]=$(( $(hits "$fn") - ${H0[$fn]} )); done

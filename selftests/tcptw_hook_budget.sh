@@ -62,23 +62,6 @@ hits_snapshot()
 	done <"$HITS"
 }
 
-# hits_settle: wait (up to 30 s) until no hook has been called for a
-# second: namespaces of earlier scripts, or of the run before, purge their
-# TIME_WAIT sockets (inet_twsk_deschedule_put) when cleanup_net gets to them
-hits_settle()
-{
-	local i prev now
-
-	prev=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
-	for i in $(seq 30); do
-		sleep 1
-		now=$(awk -F'\t' '{ s += $2 } END { print s }' "$HITS")
-		[ "$now" = "$prev" ] && return 0
-		prev=$now
-	done
-	diag "hooks still being called after 30 s"
-}
-
 # one_run CLOSER: N connections, CLOSER closes first
 one_run()
 {
