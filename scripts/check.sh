@@ -52,6 +52,17 @@ skip() { ss=$((ss + 1)); echo "[$step] ok - $1 # SKIP $2"; }
 # like a result line
 show_tail() { tail -n "$1" "$2" | sed "s/^/[$step] | /"; }
 
+# show_oops LOG: the guest kernel's first report (its header line and the
+# 40 lines after it: what and where), which a crashed guest's tail hides
+show_oops()
+{
+	local n
+
+	n=$(grep -n -m 1 -E '(BUG|WARNING):|Oops|invalid opcode|general protection|int3:|Kernel panic' "$1" | cut -d: -f1)
+	[ -n "$n" ] || return 0
+	sed -n "$((n > 5 ? n - 5 : 1)),$((n + 40))p" "$1" | sed "s/^/[$step] | /"
+}
+
 # count_tap LOG: add the TAP/KTAP result lines of LOG to the current step;
 # sets `found` to how many there were. Only unindented lines count, so that
 # KTAP subtests are not counted twice with their parent.
@@ -337,6 +348,7 @@ for k in "${kernels[@]}"; do
 		[ "$sf" -gt "$sf0" ] && show_failures "$log"
 		if [ $rc -eq 125 ]; then
 			fail "VM $p for $k failed or timed out (log $log)"
+			show_oops "$log"
 			show_tail 20 "$log"
 		elif [ "$found" -eq 0 ]; then
 			fail "selftests/run_vm.sh on $k printed no test results (exit $rc, log $log)"

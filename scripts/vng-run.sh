@@ -181,15 +181,29 @@ for attempt in 1 2 3; do
 done
 flock -u 8
 
+# vnglog_report: the guest kernel's first report (header and the 40
+# lines after it), which the tail of a crashed guest's console hides
+vnglog_report()
+{
+	local n
+
+	n=$(grep -n -m 1 -E '(BUG|WARNING):|Oops|invalid opcode|general protection|int3:|Kernel panic' "$vnglog" | cut -d: -f1)
+	[ -n "$n" ] || return 0
+	echo "vng-run.sh: the guest kernel's first report:" >&2
+	sed -n "$((n > 5 ? n - 5 : 1)),$((n + 40))p" "$vnglog" >&2
+}
+
 rm -f "$guest" "$usercmd"
 [ -f "$log" ] && cat "$log"
 if [ $vrc -eq 124 ] || [ $vrc -eq 137 ]; then
 	echo "vng-run.sh: VM for $k timed out after ${VM_TIMEOUT}s (vng output: $vnglog)" >&2
+	vnglog_report
 	tail -n 20 "$vnglog" >&2
 	exit "$VM_FAIL"
 fi
 if [ ! -s "$rcfile" ]; then
 	echo "vng-run.sh: VM for $k failed (vng exit $vrc), the guest command did not finish (vng output: $vnglog)" >&2
+	vnglog_report
 	tail -n 20 "$vnglog" >&2
 	exit "$VM_FAIL"
 fi
