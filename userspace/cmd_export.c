@@ -14,7 +14,7 @@ static int export_one(const struct opts *opt, const char *label, void *arg)
 	int err;
 
 	(void)opt;
-	snapshot_take(&s, SNAP_ALL);
+	snapshot_take(&s, SNAP_ALL | SNAP_CTCENSUS);
 	if (s.mib_err) {
 		snapshot_free(&s);
 		return fail("/proc/net/netstat", s.mib_err);

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 #include "counters.h"
@@ -39,6 +40,12 @@ static void print_ct(struct out *o, const struct snapshot *s)
 	for (i = 0; i < s->ct.stats.n; i++)
 		ctr_line(o, s->ct.stats.v[i].name, s->ct.stats.v[i].val);
 	out_obj_close(o);
+	/* what fills the table, as tcptw conntrack shows it */
+	if (s->have_ctc)
+		print_ct_census(o, &s->ctc, "  ");
+	else
+		out_str(o, "census_error", "  entries not dumped: %s\n",
+			strerror(-s->ctc_err));
 	out_obj_close(o);
 }
 
@@ -109,7 +116,7 @@ static int stat_one(const struct opts *opt, const char *label, void *arg)
 	size_t i;
 
 	(void)arg;
-	snapshot_take(&s, SNAP_CT);
+	snapshot_take(&s, SNAP_CT | SNAP_CTCENSUS);
 	if (s.mib_err) {
 		snapshot_free(&s);
 		return fail("/proc/net/netstat", s.mib_err);

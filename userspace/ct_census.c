@@ -15,6 +15,7 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
 #include "ct_census.h"
+#include "output.h"
 #include "proc.h"
 
 /* As the kernel names them (nf_conntrack_proto_tcp.c's tcp_conntrack_names) */
@@ -294,4 +295,104 @@ out:
 	nfct_close(h);
 	ct_census_timeouts(c);
 	return err;
+}
+
+/*
+ * The census as tcptw conntrack prints it, and stat in its conntrack part:
+ * plain lines under @ind.
+ */
+static void print_top(struct out *o, const char *key, const char *title,
+		      const struct ctc_top *t, bool dst, const char *ind)
+{
+	const struct ctc_slot *top[CTC_PRINT_TOP];
+	size_t i, n = ct_census_top(t, top, CTC_PRINT_TOP);
+	const char *pn;
+	char ep[80];
+
+	out_text(o, "%s%s\n", ind, title);
+	out_arr_open(o, key);
+	for (i = 0; i < n; i++) {
+		ctc_key_str(&top[i]->k, ep, sizeof(ep));
+		out_obj_open(o, NULL);
+		out_text(o, "%s", ind);
+		if (dst) {
+			pn = ct_proto_name(top[i]->k.proto);
+			if (pn)
+				out_str(o, "proto", "  %-7s ", pn);
+			else
+				out_u64(o, "proto", "  %-7llu ", top[i]->k.proto);
+			out_str(o, "endpoint", "%-24s", ep);
+		} else {
+			out_str(o, "endpoint", "  %-32s", ep);
+		}
+		out_u64(o, "entries", " %12llu\n", top[i]->n);
+		out_obj_close(o);
+	}
+	out_arr_close(o);
+	/* more endpoints than the bounded table counts: said, not dropped */
+	if (t->untracked)
+		out_text(o, "%s", ind);
+	out_u64(o, dst ? "untracked_destinations" : "untracked_sources",
+		t->untracked ? "  (+%llu entries of endpoints not counted one by one)\n" :
+		NULL, t->untracked);
+}
+
+void print_ct_census(struct out *o, const struct ct_census *c,
+		     const char *ind)
+{
+	unsigned int i;
+	char name[16];
+	const char *pn;
+
+	out_obj_open(o, "census");
+	out_text(o, "%s", ind);
+	out_u64(o, "dumped", "entries dumped %llu\n", c->total);
+	out_text(o, "%sby protocol\n", ind);
+	out_obj_open(o, "protocols");
+	for (i = 0; i < 256; i++) {
+		if (!c->proto[i])
+			continue;
+		pn = ct_proto_name(i);
+		if (!pn) {
+			snprintf(name, sizeof(name), "%u", i);
+			pn = name;
+		}
+		out_text(o, "%s  %-32s %12llu\n", ind, pn,
+			 (unsigned long long)c->proto[i]);
+		out_u64(o, pn, NULL, c->proto[i]);
+	}
+	out_obj_close(o);
+	out_text(o, "%stcp by state%-27s timeout\n", ind, "");
+	out_obj_open(o, "tcp_states");
+	for (i = 0; i < CTC_TCP_STATES; i++) {
+		if (!c->tcp_state[i])
+			continue;
+		out_obj_open(o, ct_tcp_state_name(i));
+		out_u64(o, "entries", NULL, c->tcp_state[i]);
+		out_text(o, "%s  %-32s %12llu", ind, ct_tcp_state_name(i),
+			 (unsigned long long)c->tcp_state[i]);
+		if (c->timeout[i] >= 0) {
+			out_s64(o, "timeout_s", " %8lld s", c->timeout[i]);
+			out_str(o, "sysctl", " (%s)", ct_tcp_state_sysctl(i));
+		}
+		out_text(o, "\n");
+		out_obj_close(o);
+	}
+	out_obj_close(o);
+	out_text(o, "%sby zone\n", ind);
+	out_obj_open(o, "zones");
+	for (i = 0; i < c->nzones; i++) {
+		snprintf(name, sizeof(name), "%u", c->zone[i].zone);
+		out_text(o, "%s  %-32s %12llu\n", ind, name,
+			 (unsigned long long)c->zone[i].n);
+		out_u64(o, name, NULL, c->zone[i].n);
+	}
+	out_obj_close(o);
+	if (c->zone_other) {
+		out_text(o, "%s", ind);
+		out_u64(o, "zones_other", "  other zones %llu\n", c->zone_other);
+	}
+	print_top(o, "sources", "top sources", &c->src, false, ind);
+	print_top(o, "destinations", "top destinations", &c->dst, true, ind);
+	out_obj_close(o);
 }

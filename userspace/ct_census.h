@@ -96,4 +96,15 @@ bool ctc_key_loopback(const struct ctc_key *k);
  */
 int ct_census_collect(struct ct_census *c);
 
+/* Sources and destinations print_ct_census() shows */
+#define CTC_PRINT_TOP 10
+struct out;
+/*
+ * @c, plain (each line after @ind) and JSON ("census": {"dumped",
+ * "protocols", "tcp_states", "zones", "sources", "destinations"}): tcptw
+ * conntrack, and stat's conntrack part.
+ */
+void print_ct_census(struct out *o, const struct ct_census *c,
+		     const char *ind);
+
 #endif /* _TCPTW_CT_CENSUS_H */

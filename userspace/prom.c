@@ -360,6 +360,82 @@ static void census(struct prom *p, const struct census *c)
 	}
 }
 
+/*
+ * What fills the conntrack table (the dump of tcptw conntrack): entries by
+ * protocol, TCP state (each state every time, with its timeout) and zone,
+ * and the sources and destinations that hold most, bounded as the
+ * ephemeral ports' destinations are: the PROM_DEST_MAX that hold most,
+ * each at least PROM_DEST_MIN_SHARE of the entries.
+ */
+static void ct_endpoints(struct prom *p, const struct ct_census *c, bool dst)
+{
+	const struct ctc_slot *top[PROM_DEST_MAX];
+	char lab[160], ep[64], esc[80];
+	const char *pn;
+	size_t i, n;
+
+	n = ct_census_top(dst ? &c->dst : &c->src, top, PROM_DEST_MAX);
+	for (i = 0; i < n && top[i]->n >= PROM_DEST_MIN_SHARE * c->total; i++) {
+		ctc_key_str(&top[i]->k, ep, sizeof(ep));
+		prom_escape(esc, sizeof(esc), ep);
+		if (dst) {
+			pn = ct_proto_name(top[i]->k.proto);
+			snprintf(lab, sizeof(lab),
+				 "protocol=\"%s\",destination=\"%s\"",
+				 pn ? pn : "other", esc);
+			addu(p, "tcptw_nf_conntrack_destination_entries", "gauge",
+			     "conntrack entries toward a destination (the most held)",
+			     top[i]->n, lab);
+		} else {
+			snprintf(lab, sizeof(lab), "source=\"%s\"", esc);
+			addu(p, "tcptw_nf_conntrack_source_entries", "gauge",
+			     "conntrack entries from a source address (the most held)",
+			     top[i]->n, lab);
+		}
+	}
+}
+
+static void ct_census(struct prom *p, const struct ct_census *c)
+{
+	char lab[64], val[32];
+	const char *pn;
+	unsigned int i;
+
+	for (i = 0; i < 256; i++) {
+		if (!c->proto[i])
+			continue;
+		pn = ct_proto_name(i);
+		if (pn)
+			snprintf(lab, sizeof(lab), "protocol=\"%s\"", pn);
+		else
+			snprintf(lab, sizeof(lab), "protocol=\"%u\"", i);
+		addu(p, "tcptw_nf_conntrack_protocol_entries", "gauge",
+		     "conntrack entries by protocol (dumped)", c->proto[i], lab);
+	}
+	for (i = 0; i < CTC_TCP_STATES; i++) {
+		snprintf(lab, sizeof(lab), "state=\"%s\"", ct_tcp_state_name(i));
+		addu(p, "tcptw_nf_conntrack_tcp_entries", "gauge",
+		     "conntrack TCP entries by state (dumped)",
+		     c->tcp_state[i], lab);
+		if (c->timeout[i] < 0)
+			continue;
+		snprintf(val, sizeof(val), "%lld", c->timeout[i]);
+		add(p, "tcptw_nf_conntrack_tcp_timeout_seconds", NULL, "gauge",
+		    "how long conntrack holds a TCP entry in this state (nf_conntrack_tcp_timeout_*)",
+		    val, "%s", lab);
+	}
+	for (i = 0; i < c->nzones; i++) {
+		snprintf(lab, sizeof(lab), "zone=\"%u\"", c->zone[i].zone);
+		addu(p, "tcptw_nf_conntrack_zone_entries", "gauge",
+		     "conntrack entries by zone (dumped)", c->zone[i].n, lab);
+	}
+	if (c->zone_other)
+		addu(p, "tcptw_nf_conntrack_zone_entries", "gauge", NULL,
+		     c->zone_other, "zone=\"other\"");
+	ct_endpoints(p, c, false);
+	ct_endpoints(p, c, true);
+}
+
 /* by family, then in the order added: a stable sort over indexes */
 static const struct prom *sort_p;
 
@@ -464,6 +540,8 @@ int prom_add(struct prom *p, const struct snapshot *s, const char *netns)
 			sysctl_gauge(p, id, s->sys.v[id]);
 	if (s->have_census)
 		census(p, &s->census);
+	if (s->have_ctc)
+		ct_census(p, &s->ctc);
 	tables(p, s);
 	if (!s->hist_err)
 		age_hist(p, &s->hist);

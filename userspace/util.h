@@ -35,8 +35,6 @@ int each_netns(const struct opts *opt,
 int need_module(const char *what);
 /* A module table that could not be read: EPERM says what it needs. */
 int table_err(const char *file, int err);
-/* tcptw conntrack's report of @c (also in stat). */
-void print_ct_census(struct out *o, const struct ct_census *c);
 /*
  * The counters of @d that moved, plain ("@indent  Name delta rate/s") and
  * JSON ("@key":{"Name":{"value","delta","rate"}}); @mib: only the MIBs

@@ -14,6 +14,8 @@
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack_tcp.h>
 #include "ct_census.h"
+#include "output.h"
+#include "prom.h"
 
 /* the wrapped library: a fake handle, and entries made up per call */
 static int open_errno, query_errno;
@@ -257,6 +259,103 @@ static void test_bounded(void **state)
 	ct_census_free(&c);
 }
 
+/* The synthetic table of fill(): 200 entries */
+static void census200(struct ct_census *c)
+{
+	dump_n = 200;
+	assert_int_equal(ct_census_init(c), 0);
+	assert_int_equal(ct_census_collect(c), 0);
+}
+
+static char *print(const struct ct_census *c, bool json, const char *ind)
+{
+	struct out o;
+	size_t len;
+	char *buf;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	out_init(&o, f, json);
+	out_obj_open(&o, NULL);
+	out_obj_open(&o, "conntrack");
+	print_ct_census(&o, c, ind);
+	out_obj_close(&o);
+	out_obj_close(&o);
+	fclose(f);
+	return buf;
+}
+
+/* What stat shows in its conntrack part (indented) and conntrack -j */
+static void test_print(void **state)
+{
+	struct ct_census c;
+	char *t;
+
+	(void)state;
+	census200(&c);
+	t = print(&c, false, "  ");
+	assert_non_null(strstr(t, "  entries dumped 200\n  by protocol\n"));
+	assert_non_null(strstr(t, "\n    tcp                                       180\n"));
+	assert_non_null(strstr(t, "\n    TIME_WAIT                                 180      120 s "
+			       "(nf_conntrack_tcp_timeout_time_wait)\n"));
+	assert_non_null(strstr(t, "\n  top destinations\n    tcp     127.0.0.1:9000"));
+	free(t);
+	t = print(&c, true, "  ");
+	assert_true(json_lines_valid(t));
+	assert_non_null(strstr(t, "{\"conntrack\":{\"census\":{\"dumped\":200,"
+			       "\"protocols\":{\"tcp\":180,\"udp\":20},"
+			       "\"tcp_states\":{\"TIME_WAIT\":{\"entries\":180,"
+			       "\"timeout_s\":120,\"sysctl\":"
+			       "\"nf_conntrack_tcp_timeout_time_wait\"}},"
+			       "\"zones\":{\"7\":20,\"0\":180}"));
+	assert_non_null(strstr(t, "\"destinations\":[{\"proto\":\"tcp\","
+			       "\"endpoint\":\"127.0.0.1:9000\",\"entries\":180}"));
+	free(t);
+	ct_census_free(&c);
+}
+
+/* tcptw export: the census as gauges, endpoints bounded */
+static void test_prom(void **state)
+{
+	struct snapshot s;
+	size_t len;
+	char *t;
+	FILE *f;
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	census200(&s.ctc);
+	s.have_ctc = true;
+	f = open_memstream(&t, &len);
+	assert_non_null(f);
+	assert_int_equal(prom_write(f, &s, "x"), 0);
+	fclose(f);
+	assert_non_null(strstr(t, "# TYPE tcptw_nf_conntrack_tcp_entries gauge\n"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_tcp_entries{netns=\"x\","
+			       "state=\"TIME_WAIT\"} 180\n"));
+	/* every state, each time: series do not come and go */
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_tcp_entries{netns=\"x\","
+			       "state=\"SYN_RECV\"} 0\n"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_tcp_timeout_seconds{"
+			       "netns=\"x\",state=\"TIME_WAIT\"} 120\n"));
+	assert_null(strstr(t, "tcptw_nf_conntrack_tcp_timeout_seconds{"
+			   "netns=\"x\",state=\"SYN_RECV\"}"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_protocol_entries{"
+			       "netns=\"x\",protocol=\"udp\"} 20\n"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_zone_entries{netns=\"x\","
+			       "zone=\"7\"} 20\n"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_destination_entries{"
+			       "netns=\"x\",protocol=\"tcp\","
+			       "destination=\"127.0.0.1:9000\"} 180\n"));
+	assert_non_null(strstr(t, "tcptw_nf_conntrack_destination_entries{"
+			       "netns=\"x\",protocol=\"udp\","
+			       "destination=\"198.18.0.1:53\"} 20\n"));
+	/* 200 sources of one entry each: none holds 1% of the table */
+	assert_null(strstr(t, "tcptw_nf_conntrack_source_entries{"));
+	free(t);
+	ct_census_free(&s.ctc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -266,6 +365,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_dump_errors, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_bounded, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_print, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_prom, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("ct_census", tests, NULL, NULL);
