@@ -85,8 +85,8 @@ extern const struct tcptw_probe_set tcptw_listen_probe_set;
 extern const struct tcptw_probe_set tcptw_rst_probe_set;
 extern const struct tcptw_probe_set tcptw_ct_probe_set;
 
-/* tw.c: connect() takes over a TIME_WAIT socket's tuple (reuse.c) */
-void tcptw_tw_syn_forget(const struct sock *tw);
+/* reuse.c: connect() took over a TIME_WAIT socket's tuple (tw.c tells) */
+void tcptw_reuse_granted(const struct inet_timewait_sock *tw);
 
 /* the @n-th hook over all sets, NULL past the last */
 struct tcptw_probe *tcptw_probe_at(unsigned int n);

@@ -4,21 +4,26 @@
  *
  * Client side: connect() and the 4-tuples held by TIME_WAIT sockets.
  *
- * tcp_twsk_unique(sk, sktw, twp) decides, for one TIME_WAIT socket that
- * holds the 4-tuple a connect() wants, whether it may be reused (1) or not
- * (0). It runs under the tuple's hash bucket lock, on a TIME_WAIT socket
- * whose fields no longer change but for its destruction, so its entry
- * knows the outcome: the hook evaluates the kernel's conditions in the
- * kernel's order and a refusal is attributed to the first that fails. One
- * connect() may examine many candidates while it scans the ephemeral
- * range: each refusal is counted. A grant is the kernel's TWRecycled
- * (mib.c); the hook adds its peer row, age and event.
+ * tcp_twsk_unique(sk, sktw, twp) decides, for each TIME_WAIT socket that
+ * holds a 4-tuple a connect() tries, whether it may be reused. Under port
+ * pressure one connect() tries every port of the range, so nothing here
+ * hooks that function: its decisions are read where they end.
+ *
+ * A grant is the kernel's TWRecycled (mib.c); its peers row, age and event
+ * come from inet_twsk_deschedule_put() of a socket that is already out of
+ * the established hash (tw.c: connect() unhashed it when it took over the
+ * tuple; every other caller passes a hashed one).
  *
  * A connect() that fails with EADDRNOTAVAIL (every port of the range
  * taken, ConnectPortExhausted, or, for a socket bound to a port, its one
  * 4-tuple, ConnectTupleInUse) leaves SYN-SENT for CLOSE without having
- * sent its SYN: the sock:inet_sock_set_state tracepoint says so, with no
- * hook on the connect() path itself.
+ * sent its SYN: the sock:inet_sock_set_state tracepoint says so, once per
+ * connect(), with no hook on the connect() path itself. There the refusal
+ * is counted once, with the reason reuse could not help: the connection's
+ * own (tcp_tw_reuse 0, or 2 and not over loopback), else that of the
+ * TIME_WAIT socket holding the tuple (bound), or holding the lowest port
+ * of the range to the same peer (found by looking ports up in the
+ * established hash, at most TW_SCAN_MAX of them), in the kernel's order.
  */
 #include <linux/ptrace.h>
 #include <net/tcp.h>
@@ -32,88 +37,162 @@
 #include "tuple.h"
 #include "twage.h"
 
-static bool tw_is_loopback(const struct inet_timewait_sock *tw)
+/* ports looked up for a TIME_WAIT socket after a failed connect() */
+#define TW_SCAN_MAX	256
+
+static bool sk_is_loopback(const struct sock *sk)
 {
-	if (tw->tw_bound_dev_if == LOOPBACK_IFINDEX)
+	if (sk->sk_bound_dev_if == LOOPBACK_IFINDEX)
 		return true;
 #if IS_ENABLED(CONFIG_IPV6)
-	if (tw->tw_family == AF_INET6)
-		return ipv6_addr_loopback(&tw->tw_v6_daddr) ||
-		       ipv6_addr_v4mapped_loopback(&tw->tw_v6_daddr) ||
-		       ipv6_addr_loopback(&tw->tw_v6_rcv_saddr) ||
-		       ipv6_addr_v4mapped_loopback(&tw->tw_v6_rcv_saddr);
+	if (sk->sk_family == AF_INET6)
+		return ipv6_addr_loopback(&sk->sk_v6_daddr) ||
+		       ipv6_addr_v4mapped_loopback(&sk->sk_v6_daddr) ||
+		       ipv6_addr_loopback(&sk->sk_v6_rcv_saddr) ||
+		       ipv6_addr_v4mapped_loopback(&sk->sk_v6_rcv_saddr);
 #endif
-	return ipv4_is_loopback(tw->tw_daddr) ||
-	       ipv4_is_loopback(tw->tw_rcv_saddr);
+	return ipv4_is_loopback(sk->sk_daddr) ||
+	       ipv4_is_loopback(sk->sk_rcv_saddr);
 }
 
-/* The kernel's conditions, in its order; the first that fails is why. */
-static u8 reuse_reason(const struct net *net, const struct sock *sktw,
-		       bool bound)
+/*
+ * The TIME_WAIT socket holding @sk's remote endpoint and local address
+ * with local port @lport, with a reference (sock_gen_put()); NULL if the
+ * tuple is free or held by a connection.
+ */
+static struct sock *tw_holding(const struct sock *sk, u16 lport)
 {
-	const struct inet_timewait_sock *tw = inet_twsk(sktw);
-	u8 reuse = READ_ONCE(net->ipv4.sysctl_tcp_tw_reuse);
-	bool stamp = READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp);
+	struct net *net = sock_net(sk);
+	struct sock *sk2;
 
-	/* a port the socket is bound to ignores tcp_tw_reuse */
-	if (bound)
-		return stamp ? TCPTW_REUSE_OK : TCPTW_REUSE_NO_TIMESTAMPS;
-	if (!reuse)
-		return TCPTW_REUSE_DISABLED;
-	if (tcptw_compat_tw_reuse_checks_fin_wait2() &&
-	    READ_ONCE(tw->tw_substate) == TCP_FIN_WAIT2)
-		return TCPTW_REUSE_FIN_WAIT2;
-	if (reuse == 2 && !tw_is_loopback(tw))
-		return TCPTW_REUSE_LOOPBACK_ONLY;
-	if (!stamp)
-		return TCPTW_REUSE_NO_TIMESTAMPS;
-	if (!tcptw_compat_tw_reuse_age_ok(net, sktw))
-		return TCPTW_REUSE_TOO_RECENT;
-	return TCPTW_REUSE_OK;
-}
-
-static void twsk_unique_pre(struct pt_regs *regs)
-{
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
-	const struct sock *sktw = (void *)regs_get_kernel_argument(regs, 1);
-	const void *twp = (void *)regs_get_kernel_argument(regs, 2);
-	const struct inet_timewait_sock *tw = inet_twsk(sktw);
-	const struct net *net = sock_net(sk);
-	struct tcptw_state *st;
-	struct tcptw_event ev;
-	struct tcptw_tuple t = {};
-	u8 reason, col;
-	s32 age;
-
-	/* a deschedule of @sktw now is connect()'s, not a listener's */
-	tcptw_tw_syn_forget(sktw);
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (!st)
-		goto out;
-	/* twp == NULL: the socket already has its local port (bind()) */
-	reason = reuse_reason(net, sktw, !twp);
-	tcptw_tuple_from_tw(&t, tw);
-	tcptw_tuple_swap(&t);	/* src = local, dst = remote */
-	age = tcptw_tw_age_ms(tw);
-	if (reason == TCPTW_REUSE_OK) {
-		tcptw_hist_add(st, TCPTW_HIST_REUSE_GRANTED, age);
-		col = TCPTW_PEER_REUSE_GRANTED;
-	} else {
-		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
-		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
-		col = TCPTW_PEER_DENIED_DISABLED + reason - 1;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr))
+		sk2 = tcptw_compat_lookup_est6(net, &sk->sk_v6_daddr,
+					       sk->sk_dport,
+					       &sk->sk_v6_rcv_saddr, lport,
+					       sk->sk_bound_dev_if);
+	else
+#endif
+		sk2 = tcptw_compat_lookup_est4(net, sk->sk_daddr, sk->sk_dport,
+					       sk->sk_rcv_saddr, lport,
+					       sk->sk_bound_dev_if);
+	if (sk2 && sk2->sk_state != TCP_TIME_WAIT) {
+		sock_gen_put(sk2);
+		return NULL;
 	}
-	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport, col, 0, 0);
-	if (!tcptw_event_start(st, &ev, reason == TCPTW_REUSE_OK ?
-			       TCPTW_EV_TW_REUSE_GRANTED :
-			       TCPTW_EV_TW_REUSE_DENIED))
+	return sk2;
+}
+
+/* the lowest port of the netns' range whose tuple a TIME_WAIT socket holds */
+static struct sock *tw_in_range(const struct sock *sk)
+{
+	struct sock *tw = NULL;
+	int low, high, port;
+
+	inet_get_local_port_range(sock_net(sk), &low, &high);
+	for (port = low; port <= high && port < low + TW_SCAN_MAX && !tw;
+	     port++)
+		tw = tw_holding(sk, port);
+	return tw;
+}
+
+/*
+ * Why reuse could not help a connect() that failed (@bound: to its one
+ * 4-tuple), in the kernel's order; TCPTW_REUSE_OK if no TIME_WAIT socket
+ * was found to blame. *@tw: the socket the reason is of, if any.
+ */
+static u8 refusal(const struct sock *sk, bool bound, struct sock **tw)
+{
+	const struct net *net = sock_net(sk);
+	u8 reuse = READ_ONCE(net->ipv4.sysctl_tcp_tw_reuse);
+
+	*tw = NULL;
+	/* a port the socket is bound to ignores tcp_tw_reuse */
+	if (!bound && !reuse)
+		return TCPTW_REUSE_DISABLED;
+	if (!bound && reuse == 2 && !sk_is_loopback(sk))
+		return TCPTW_REUSE_LOOPBACK_ONLY;
+	*tw = bound ? tw_holding(sk, inet_sk(sk)->inet_num) : tw_in_range(sk);
+	if (!*tw)
+		return TCPTW_REUSE_OK;
+	if (!bound && tcptw_compat_tw_reuse_checks_fin_wait2() &&
+	    READ_ONCE(inet_twsk(*tw)->tw_substate) == TCP_FIN_WAIT2)
+		return TCPTW_REUSE_FIN_WAIT2;
+	if (!READ_ONCE(tcp_twsk(*tw)->tw_ts_recent_stamp))
+		return TCPTW_REUSE_NO_TIMESTAMPS;
+	/* with a timestamp, a bound tuple's socket would have been taken */
+	return bound ? TCPTW_REUSE_OK : TCPTW_REUSE_TOO_RECENT;
+}
+
+/* a failed connect()'s refusal, if a reason was found */
+static void count_refusal(struct tcptw_state *st, const struct sock *sk,
+			  bool bound, const struct tcptw_tuple *sk_t)
+{
+	struct tcptw_event ev;
+	struct tcptw_tuple t;
+	struct sock *tw;
+	s32 age = -1;
+	u8 reason;
+
+	reason = refusal(sk, bound, &tw);
+	if (reason == TCPTW_REUSE_OK)
+		goto out;
+	t = *sk_t;
+	if (tw) {
+		tcptw_tuple_from_tw(&t, inet_twsk(tw));
+		tcptw_tuple_swap(&t);	/* src = local, dst = remote */
+		age = tcptw_tw_age_ms(inet_twsk(tw));
+		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
+	}
+	tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
+	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport,
+			TCPTW_PEER_DENIED_DISABLED + reason - 1, 0, 0);
+	if (!tcptw_event_start(st, &ev, TCPTW_EV_TW_REUSE_DENIED))
 		goto out;
 	ev.t = t;
 	ev.age_ms = age;
 	ev.reason = reason;
-	ev.ts_recent = READ_ONCE(tcp_twsk(sktw)->tw_ts_recent);
-	if (READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp))
+	if (tw) {
+		ev.ts_recent = READ_ONCE(tcp_twsk(tw)->tw_ts_recent);
+		if (READ_ONCE(tcp_twsk(tw)->tw_ts_recent_stamp))
+			ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+	}
+	tcptw_event_push(st, &ev);
+out:
+	if (tw)
+		sock_gen_put(tw);
+}
+
+/*
+ * connect() took over @tw's tuple (tcp_twsk_unique() granted it; tw.c
+ * tells this deschedule apart): its peers row, age and event. The count
+ * is the kernel's TWRecycled.
+ */
+void tcptw_reuse_granted(const struct inet_timewait_sock *tw)
+{
+	struct tcptw_state *st;
+	struct tcptw_event ev;
+	struct tcptw_tuple t = {};
+	s32 age;
+
+	rcu_read_lock();
+	st = tcptw_state(twsk_net(tw));
+	if (!st)
+		goto out;
+	tcptw_tuple_from_tw(&t, tw);
+	tcptw_tuple_swap(&t);	/* src = local, dst = remote */
+	age = tcptw_tw_age_ms(tw);
+	tcptw_hist_add(st, TCPTW_HIST_REUSE_GRANTED, age);
+	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport,
+			TCPTW_PEER_REUSE_GRANTED, 0, 0);
+	if (!tcptw_event_start(st, &ev, TCPTW_EV_TW_REUSE_GRANTED))
+		goto out;
+	ev.t = t;
+	ev.age_ms = age;
+	ev.reason = TCPTW_REUSE_OK;
+	ev.ts_recent = READ_ONCE(tcp_twsk((struct sock *)tw)->tw_ts_recent);
+	if (READ_ONCE(tcp_twsk((struct sock *)tw)->tw_ts_recent_stamp))
 		ev.flags |= TCPTW_EV_HAS_TS_RECENT;
 	tcptw_event_push(st, &ev);
 out:
@@ -156,6 +235,7 @@ static void set_state(const struct sock *sk, int oldstate, int newstate)
 		ev.t = t;
 		tcptw_event_push(st, &ev);
 	}
+	count_refusal(st, sk, bound, &t);
 out:
 	rcu_read_unlock();
 }
@@ -175,8 +255,6 @@ static_assert(__same_type(&register_trace_inet_sock_set_state,
 	      "tp_inet_sock_set_state does not match its tracepoint");
 
 static struct tcptw_probe reuse_probes[] = {
-	{ .name = "tcp_twsk_unique", .kind = TCPTW_ENTRY,
-	  .entry = twsk_unique_pre },
 	{ .name = "inet_sock_set_state", .kind = TCPTW_TRACEPOINT,
 	  .tp_func = tp_inet_sock_set_state },
 };

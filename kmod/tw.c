@@ -245,8 +245,12 @@ out:
 }
 
 /*
- * inet_twsk_deschedule_put(tw): right after a TCP_TW_SYN verdict for this
- * socket on this CPU, a listener took the SYN.
+ * inet_twsk_deschedule_put(tw): a socket already out of the established
+ * hash is one connect() took over (__inet_check_established() unhashes
+ * it under the bucket lock, with TWRecycled; every other caller passes a
+ * hashed socket: a SYN's or a RST's verdict, a netns purge, ss -K).
+ * Else, right after a TCP_TW_SYN verdict for this socket on this CPU, a
+ * listener took the SYN.
  */
 static void tw_deschedule_pre(struct pt_regs *regs)
 {
@@ -256,6 +260,12 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
 
+	if (hlist_nulls_unhashed(&tw->tw_node)) {
+		if (stash->tw == tw)
+			stash->tw = NULL;
+		tcptw_reuse_granted(tw);
+		return;
+	}
 	if (stash->tw != tw)
 		return;
 	stash->tw = NULL;
@@ -274,13 +284,6 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 			 TCPTW_EV_TW_SYN_RECYCLED);
 	}
 	rcu_read_unlock();
-}
-
-/* connect() takes over @tw's tuple (tcp_twsk_unique()): not a SYN's */
-void tcptw_tw_syn_forget(const struct sock *tw)
-{
-	if (this_cpu_read(tw_syn_stash.tw) == (const void *)tw)
-		this_cpu_write(tw_syn_stash.tw, NULL);
 }
 
 /*

@@ -24,6 +24,13 @@
 # per connection and side, the same on every kernel (docs/design.md): the
 # client 1 (0 unless it closes first), the server 3 (2 unless it closes
 # first). No hook redirects a call on any kernel.
+#
+# Port pressure: the client's 50 ports held by its own TIME_WAIT sockets
+# (client closes first, tcp_tw_reuse=0), then M connect()s that each walk
+# all 50 and fail with EADDRNOTAVAIL: fewer than M/5 function hook calls
+# over the M (none per connect(): the tracepoint tells the failure, 1-3
+# calls each), whatever the number of sockets walked (tcptw 0.2.0 hooked
+# tcp_twsk_unique: 50 calls per connect()).
 
 source "$(dirname "$0")/lib.sh"
 
@@ -128,6 +135,55 @@ one_run()
 		"$srv_calls" 0 $((BUDGET_SERVER * N))
 }
 
+# pressure_run: M failing connect()s with the client's range full of its
+# TIME_WAIT sockets
+pressure_run()
+{
+	local out=$TMPDIR_T/budget.pressure m=100 hook d calls=0 tp=0
+	declare -A B A
+
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.5.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 &&
+		nsx "$cli" sysctl -qw net.ipv4.ip_local_port_range="20000 20049" \
+			net.ipv4.tcp_tw_reuse=0 ||
+		{ check_err 1 "topology setup failed"; return; }
+	server_start "$srv" "$out.server.json" --listen $SRV:$PORT \
+		--count 50 --timeout 120 --close-first client ||
+		{ check_err 1 "server did not start"; return; }
+	timeout 150 "$TRAFFIC" client --connect $SRV:$PORT --count 50 \
+		--close-first client --netns "$(nspath "$cli")" \
+		--timeout 120 >"$out.fill.json"
+	bg_wait "$SERVER_PID"
+	hits_settle
+	hits_snapshot B
+	timeout 150 "$TRAFFIC" client --connect $SRV:$PORT --count $m \
+		--close-first client --netns "$(nspath "$cli")" \
+		--timeout 120 >"$out.client.json"
+	hits_snapshot A
+	check_eq "pressure: client TIME_WAIT sockets" "$(tw_sockets "$cli")" 50
+	cleanup_all_ns
+	check_eq "pressure: connects filling the range ok" \
+		"$(json_get "$out.fill.json" ok)" 50
+	check_eq "pressure: connect()s failed with EADDRNOTAVAIL" \
+		"$(json_get "$out.client.json" errors.EADDRNOTAVAIL)" $m
+	for hook in "${!A[@]}"; do
+		d=$(( ${A[$hook]} - ${B[$hook]:-0} ))
+		if [ "$hook" = inet_sock_set_state ]; then
+			tp=$d
+			continue
+		fi
+		[ "$d" -eq 0 ] || diag "pressure: $hook: $d calls"
+		calls=$((calls + d))
+	done
+	diag "pressure: $calls function hook calls, $tp tracepoint calls over $m failed connect()s"
+	check_range "pressure: function hook calls over $m failed connect()s (none per connect(), 50 sockets walked each)" \
+		"$calls" 0 $((m / 5 - 1))
+	check_range "pressure: tracepoint calls (1-3 per failed connect())" \
+		"$tp" "$m" $((3 * m))
+}
+
 test_budget()
 {
 	local name="hook budget: one short connection costs client <= $BUDGET_CLIENT, server <= $BUDGET_SERVER hook calls"
@@ -143,6 +199,7 @@ test_budget()
 	diag "hooks: $(awk -F'\t' '{ printf "%s=%s ", $1, $2 }' "$TCPTW_PROC/probes")"
 	one_run server
 	one_run client
+	pressure_run
 	restore_module
 	check_eq "reload of the normal build" "$?" 0
 	log_test "$name"

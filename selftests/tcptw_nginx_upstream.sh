@@ -20,7 +20,8 @@
 # Asserted (fresh namespaces per run, so srv's tcptw counters start at 0):
 #  1. tcp_tw_reuse=0: nginx logs E99 lines; ConnectPortExhausted == the
 #     number of those lines (each is one failed connect(), counted after
-#     nginx has stopped), TwReuseDeniedDisabled > 0, TwReuseGranted 0, and
+#     nginx has stopped), TwReuseDeniedDisabled == ConnectPortExhausted,
+#     TwReuseGranted 0, and
 #     the peers row "127.0.0.1 9000" has port_exhausted == E99 lines.
 #     wrk's non-2xx count may be a little lower than E99 (requests in
 #     flight when wrk stops are logged but not counted): 0 <= E99 - non2xx
@@ -198,7 +199,7 @@ test_exhausted()
 	local name="nginx_upstream: tcp_tw_reuse=0, 50 ports: ConnectPortExhausted == nginx's E99 log lines"
 
 	test_begin "nginx exhausted"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -211,8 +212,9 @@ test_exhausted()
 			"$(rl_mib TcpExtTWRecycled)" 0
 		check_mod_eq "ConnectPortExhausted == E99 log lines" \
 			"$(rl_tw ConnectPortExhausted)" "$E99"
-		check_mod_gt "TwReuseDeniedDisabled" \
-			"$(rl_tw TwReuseDeniedDisabled)" 0
+		check_mod_eq "TwReuseDeniedDisabled == ConnectPortExhausted" \
+			"$(rl_tw TwReuseDeniedDisabled)" \
+			"$(rl_tw ConnectPortExhausted)"
 		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
 		check_mod_eq "peers 127.0.0.1 9000 port_exhausted == E99 log lines" \
 			"$(rl_peer "$srv" 127.0.0.1 9000 port_exhausted)" "$E99"
@@ -229,7 +231,7 @@ test_keepalive()
 	local name="nginx_upstream: control: upstream keepalive 32 >= $WRK_CONNS connections -> no error, ConnectPortExhausted 0"
 
 	test_begin "nginx keepalive"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -252,7 +254,7 @@ test_tw_reuse_alone()
 	local rec
 
 	test_begin "nginx tw_reuse=1"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi

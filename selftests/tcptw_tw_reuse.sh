@@ -18,10 +18,11 @@
 #     6.14+, it is tcp_tw_reuse_delay = 1000 ms old), so in every burst
 #     exactly the first 50 succeed and 5 fail with EADDRNOTAVAIL.
 #     TwReuseGranted == TcpExt TWRecycled delta == ok - 50,
-#     TwReuseDeniedTooRecent > 0, ConnectPortExhausted == the failures.
+#     TwReuseDeniedTooRecent == ConnectPortExhausted == the failures
+#     (a refusal is counted once per failed connect(), with its reason).
 #     IPv4 and IPv6. Control: bursts of 45 never fail, nothing exhausted.
 #  2. Default tcp_tw_reuse=2: over the veth it is refused like 0
-#     (TwReuseDeniedLoopbackOnly > 0, nothing granted); over 127.0.0.1 it
+#     (TwReuseDeniedLoopbackOnly == the failures, nothing granted); over 127.0.0.1 it
 #     is granted (TwReuseGranted == TWRecycled delta > 0).
 #  3. A socket bound with bind() to 198.18.0.1:30000, SO_REUSEADDR on the
 #     old and the new socket, connect()s to srv while its 4-tuple is in
@@ -32,8 +33,8 @@
 #     and no reuse decision is made at all.
 #  4. net.ipv4.tcp_tw_reuse_delay (kernels that have it, 6.14+; a skip
 #     naming the kernel elsewhere): with the delay at 5000 ms, 50 connects
-#     fill the range; 1.2 s later a connect fails (every candidate refused
-#     TwReuseDeniedTooRecent, each event's age_ms < 5000); 5.6 s after the
+#     fill the range; 1.2 s later a connect fails (TwReuseDeniedTooRecent
+#     == 1, each event's age_ms < 5000); 5.6 s after the
 #     fill 50 connects succeed (TwReuseGranted == TWRecycled delta == 50,
 #     each event's age_ms >= 5000). Control: delay 1000 ms, the connect
 #     1.2 s after the fill is granted.
@@ -108,7 +109,7 @@ test_bursts()
 	local ok fail rec
 
 	test_begin "bursts $fam"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -130,8 +131,8 @@ test_bursts()
 		check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" $NPORTS
 		check_mod_eq "TwReuseGranted == TWRecycled delta" \
 			"$(rl_tw TwReuseGranted)" "$rec"
-		check_mod_gt "TwReuseDeniedTooRecent" \
-			"$(rl_tw TwReuseDeniedTooRecent)" 0
+		check_mod_eq "TwReuseDeniedTooRecent == client EADDRNOTAVAIL (one per failed connect)" \
+			"$(rl_tw TwReuseDeniedTooRecent)" "$fail"
 		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
 			"$(rl_tw ConnectPortExhausted)" "$fail"
 		check_mod_eq "ConnectTupleInUse" "$(rl_tw ConnectTupleInUse)" 0
@@ -158,7 +159,7 @@ test_bursts_control()
 	local name="tw_reuse: control: tcp_tw_reuse=1, aligned bursts of 45 -> ConnectPortExhausted 0"
 
 	test_begin "bursts control"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -196,7 +197,7 @@ test_default_veth()
 	local name="tw_reuse: default tcp_tw_reuse=2 over a veth: refused, TwReuseDeniedLoopbackOnly"
 
 	test_begin "default veth"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -209,8 +210,8 @@ test_default_veth()
 		check_eq "client EADDRNOTAVAIL" "$fail" $((n - NPORTS))
 		check_eq "cli TcpExt TWRecycled delta" \
 			"$(rl_mib TcpExtTWRecycled)" 0
-		check_mod_gt "TwReuseDeniedLoopbackOnly" \
-			"$(rl_tw TwReuseDeniedLoopbackOnly)" 0
+		check_mod_eq "TwReuseDeniedLoopbackOnly == client EADDRNOTAVAIL" \
+			"$(rl_tw TwReuseDeniedLoopbackOnly)" "$fail"
 		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
 		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
 			"$(rl_tw ConnectPortExhausted)" "$fail"
@@ -240,7 +241,7 @@ test_default_loopback()
 	local name="tw_reuse: default tcp_tw_reuse=2 over 127.0.0.1: granted, TwReuseGranted == TWRecycled"
 
 	test_begin "default loopback"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -286,7 +287,7 @@ test_bind()
 	local name="tw_reuse: bind()+SO_REUSEADDR, tcp_tw_reuse=0: the TIME_WAIT 4-tuple is reused, TwReuseGranted == TWRecycled"
 
 	test_begin "bind reuse"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -319,7 +320,7 @@ test_bind_no_timestamps()
 	local name="tw_reuse: bind()+SO_REUSEADDR, server tcp_timestamps=0: EADDRNOTAVAIL, ConnectTupleInUse == failures"
 
 	test_begin "bind no timestamps"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -357,7 +358,7 @@ test_bind_control()
 	local name="tw_reuse: control: bind() without SO_REUSEADDR -> EADDRINUSE, no reuse decision"
 
 	test_begin "bind control"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -500,7 +501,7 @@ reuse_delay_begin()
 {
 	test_begin "$1"
 	if ! have_reuse_delay ||
-	   ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	   ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$2"
 		return 1
 	fi
@@ -517,8 +518,8 @@ test_reuse_delay()
 		check_eq "early: client EADDRNOTAVAIL" "$EARLY_FAIL" 1
 		check_eq "early: cli TcpExt TWRecycled delta" "$EARLY_RECYCLED" 0
 		check_mod_eq "early: TwReuseGranted" "$EARLY_GRANTED" 0
-		check_mod_gt "early: TwReuseDeniedTooRecent" \
-			"$EARLY_TOO_RECENT" 0
+		check_mod_eq "early: TwReuseDeniedTooRecent == client EADDRNOTAVAIL" \
+			"$EARLY_TOO_RECENT" "$EARLY_FAIL"
 		check_mod_eq "early: ConnectPortExhausted == client EADDRNOTAVAIL" \
 			"$EARLY_EXHAUSTED" "$EARLY_FAIL"
 		check_eq "late: client ok" "$LATE_OK" $NPORTS

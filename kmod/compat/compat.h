@@ -17,6 +17,10 @@
 #endif
 
 #include <net/tcp.h>
+#include <net/inet_hashtables.h>
+#if IS_ENABLED(CONFIG_IPV6)
+#include <net/inet6_hashtables.h>
+#endif
 
 /* tcp_timewait_state_process() decided to send an ACK */
 static inline bool tcptw_compat_tw_is_ack(int status)
@@ -226,6 +230,43 @@ static inline const char *tcptw_compat_rst_reason_name(u8 r)
 static inline bool tcptw_compat_rst_is_paws(u8 r)
 {
 	return false;
+}
+#endif
+
+/*
+ * The socket in @net's established hash (full, or TIME_WAIT) that holds
+ * local @laddr:@lport and remote @raddr:@rport, with a reference the
+ * caller drops with sock_gen_put(); NULL if none. Before v6.18-ish the
+ * lookups take the netns' hash table as an argument.
+ */
+static inline struct sock *tcptw_compat_lookup_est4(struct net *net,
+						    __be32 raddr, __be16 rport,
+						    __be32 laddr, u16 lport,
+						    int dif)
+{
+#ifdef TCPTW_HAVE_LOOKUP_EST_NO_HASHINFO
+	return __inet_lookup_established(net, raddr, rport, laddr, lport,
+					 dif, 0);
+#else
+	return __inet_lookup_established(net, net->ipv4.tcp_death_row.hashinfo,
+					 raddr, rport, laddr, lport, dif, 0);
+#endif
+}
+
+#if IS_ENABLED(CONFIG_IPV6)
+static inline struct sock *
+tcptw_compat_lookup_est6(struct net *net, const struct in6_addr *raddr,
+			 __be16 rport, const struct in6_addr *laddr, u16 lport,
+			 int dif)
+{
+#ifdef TCPTW_HAVE_LOOKUP_EST_NO_HASHINFO
+	return __inet6_lookup_established(net, raddr, rport, laddr, lport,
+					  dif, 0);
+#else
+	return __inet6_lookup_established(net,
+					  net->ipv4.tcp_death_row.hashinfo,
+					  raddr, rport, laddr, lport, dif, 0);
+#endif
 }
 #endif
 
