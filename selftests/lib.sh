@@ -894,27 +894,75 @@ diagnose()
 	diag "$2: diagnose exit $DIAG_RC: $(head -c 600 "$TMPDIR_T/$2.diag.json")"
 }
 
-# findings FILE : the ids of a diagnose -j output, sorted, space-separated
+# findings FILE : the ids of a diagnose -j output, or of the first netns
+# of a `tcptw run -j` report, sorted, space-separated
 findings()
 {
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+d = d["namespaces"][0] if "namespaces" in d else d
 print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
 }
 
 # evidence FILE NAME : the delta the first finding gives for counter NAME
+# (diagnose -j, or the first netns of a run -j report)
 evidence()
 {
 	python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
+d = d["namespaces"][0] if "namespaces" in d else d
 for f in d["findings"]:
     for e in f["evidence"]:
         if e["name"] == sys.argv[2] and "delta" in e:
             print(e["delta"])
             sys.exit(0)
 print("none")' "$1" "$2"
+}
+
+# jq_py FILE EXPR : EXPR (Python, over the JSON document as r) printed;
+# "" on error
+jq_py()
+{
+	python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+try:
+    v = eval(sys.argv[2])
+except (KeyError, IndexError, TypeError):
+    v = ""
+print(v)' "$1" "$2" 2>/dev/null
+}
+
+# report_delta FILE SECTION NAME... : the sum of the NAMEs' deltas in the
+# first netns of a `tcptw run -j` report (SECTION: counters, mib or
+# conntrack). The report lists the counters that moved: one it does not
+# list moved by 0. "none" if FILE is no report.
+report_delta()
+{
+	python3 -c '
+import json, sys
+try:
+    n = json.load(open(sys.argv[1]))["namespaces"][0]
+except (OSError, ValueError, KeyError, IndexError):
+    print("none")
+    sys.exit(0)
+s = n.get(sys.argv[2], {})
+print(sum(s.get(k, {}).get("delta", 0) for k in sys.argv[3:]))' "$@"
+}
+
+# ct_states NS : "STATE count" lines of `conntrack -L -p tcp` in NS, sorted
+ct_states()
+{
+	nsx "$1" conntrack -L -p tcp 2>/dev/null |
+		awk '$1 == "tcp" { n[$4]++ } END { for (s in n) print s, n[s] }' |
+		LC_ALL=C sort
+}
+
+# tcptw_ct_states FILE : the same from `tcptw conntrack -j` output
+tcptw_ct_states()
+{
+	jq_py "$1" '"\n".join("%s %d" % (s, v["entries"]) for s, v in sorted(r["conntrack"]["census"]["tcp_states"].items()))'
 }
 
 # check_str WHAT GOT WANT : like check_eq, for words

@@ -39,18 +39,6 @@ test_cleanup()
 		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_SAVED"
 }
 
-# jq_py FILE EXPR : EXPR (Python, over the report as r) printed; "" on error
-jq_py()
-{
-	python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-try:
-    v = eval(sys.argv[2])
-except (KeyError, IndexError, TypeError):
-    v = ""
-print(v)' "$1" "$2" 2>/dev/null
-}
-
 pair_up()
 {
 	setup_ns cli srv || return 1
@@ -146,14 +134,6 @@ test_signal()
 	log_test "$T"
 }
 
-# ct_states NS : "STATE count" lines of `conntrack -L -p tcp`, sorted
-ct_states()
-{
-	nsx "$1" conntrack -L -p tcp 2>/dev/null |
-		awk '$1 == "tcp" { n[$4]++ } END { for (s in n) print s, n[s] }' |
-		sort
-}
-
 test_conntrack()
 {
 	local T="conntrack: counts by state == conntrack -L, diagnose names them"
@@ -176,7 +156,7 @@ test_conntrack()
 	# the same moment: TIME_WAIT entries live 120 s, nothing else runs
 	ip netns exec "$ct" "$TCPTW_CLI" conntrack -j >"$out" 2>"$out.err"
 	want=$(ct_states "$ct")
-	got=$(jq_py "$out" '"\n".join("%s %d" % (s, v["entries"]) for s, v in sorted(r["conntrack"]["census"]["tcp_states"].items()))')
+	got=$(tcptw_ct_states "$out")
 	diag "conntrack -L: $(echo $want); tcptw: $(echo $got)"
 	check_eq "TIME_WAIT entries (conntrack -L)" \
 		"$(awk '$1 == "TIME_WAIT" { print $2 }' <<<"$want")" 20
