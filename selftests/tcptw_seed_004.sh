@@ -15,7 +15,10 @@
 # Every run uses fresh namespaces, so srv's counters start at 0; wrk,
 # nginx and php-fpm are stopped before the "after" snapshot (cli's link
 # goes down first: no retransmit reaches srv after it). `tcptw watch`
-# runs in srv during wrk, `tcptw diagnose --baseline` after it.
+# runs in srv during wrk, `tcptw diagnose --baseline` after it, and the
+# load (wrk, then the stop) runs under `tcptw run -j -N srv`: each
+# subtest also asserts that the report's deltas are its ground truth and
+# that its findings name the cause diagnose names.
 #  a) php-fpm listen.backlog = 10 under net.core.somaxconn = 10 (set once
 #     nginx listens, so that only :9000 is capped: the MIBs are per netns,
 #     the listeners rows per port), pm.max_children 2: TcpExt
@@ -52,7 +55,10 @@
 #     table): conntrack -S drop > 0, ConntrackTableFull == that delta,
 #     the kernel's "nf_conntrack: table full, dropping packet" at least
 #     once (rate-limited) and at most once per drop, diagnose names
-#     conntrack_full only, with the drop count as its evidence.
+#     conntrack_full only, with the drop count as its evidence; then
+#     `tcptw conntrack`'s TCP entries by state == `conntrack -L`'s, read
+#     at the same moment, and diagnose's conntrack_full names the state
+#     that holds the table, with that count.
 #  d) Control: worker_connections 1024 at -c 1000 (nginx needs one per
 #     client and one per request to php-fpm): nginx logs "worker_connections
 #     are not enough", a limit of nginx's, not of TCP's: no ListenOverflows,
@@ -213,13 +219,39 @@ lab_start()
 	diag "srv listen: $(nsx "$srv" ss -Hltn | awk '{ printf "%s Send-Q %s; ", $4, $3 }')"
 }
 
-# lab_run NAME : wrk from cli with tcptw watch in srv; then everything
+# lab_load CLI WRK NGINX_PID PHP_PID WRK_ARGS... : the load, run by
+# `tcptw run` (a bash of its own: exported): wrk from CLI, output to WRK;
+# then the lab stopped, CLI's link first (no retransmit reaches srv after
+# it), nginx and php-fpm gone, so that the report ends where the after
+# snapshot is taken, with nothing left to move. wrk's exit status.
+lab_load()
+{
+	local cli=$1 wrk=$2 nginx=$3 php=$4 rc p
+	shift 4
+
+	timeout 60 ip netns exec "$cli" wrk "$@" >"$wrk" 2>&1
+	rc=$?
+	ip -n "$cli" link set eth0 down
+	kill -TERM "$nginx" "$php" 2>/dev/null
+	# a process that has exited, reaped or not, has no netns any more
+	for p in "$nginx" "$php"; do
+		while [ -e "/proc/$p/ns/net" ]; do
+			sleep 0.05
+		done
+	done
+	return $rc
+}
+export -f lab_load
+
+# lab_run NAME : wrk from cli, through `tcptw run -j -N srv` (its report
+# in $TMPDIR_T/NAME.run.json), with tcptw watch in srv; then everything
 # stopped, the after snapshot, diagnose; sets WRK, DMESG (kernel lines of
-# this run), E99, WC_LINES.
+# this run), E99, WC_LINES, RUN_RC (tcptw run's exit status).
 lab_run()
 {
-	local name=$1 dm0 watch_pid=
+	local name=$1 dm0 watch_pid= load
 
+	RUN_NAME=$name
 	B=()
 	A=()
 	ns_snapshot "$srv" B s_
@@ -231,12 +263,18 @@ lab_run()
 		watch_pid=$BG_PID
 	fi
 	WRK=$TMPDIR_T/$name.wrk
-	timeout 60 ip netns exec "$cli" wrk -c $WRK_CONNS -t 2 \
-		-d ${WRK_SECS}s --timeout 2s "http://$SRV/" >"$WRK" 2>&1
-	check_err $? "wrk failed: $(tail -n 3 "$WRK")"
-	ip -n "$cli" link set eth0 down
-	diag "srv TIME_WAIT before nginx and php-fpm stop: local :9000 $(nsx "$srv" ss -Htan state time-wait 'sport = :9000' | wc -l), to :9000 $(nsx "$srv" ss -Htan state time-wait 'dport = :9000' | wc -l)"
-	kill -TERM "$NGINX_PID" "$PHP_PID" 2>/dev/null
+	load=(lab_load "$cli" "$WRK" "$NGINX_PID" "$PHP_PID" -c "$WRK_CONNS"
+	      -t 2 -d "${WRK_SECS}s" --timeout 2s "http://$SRV/")
+	if have_cli; then
+		# shellcheck disable=SC2016 # expanded by the bash tcptw runs
+		timeout 300 "$TCPTW_CLI" run -j -N "$srv" -- \
+			bash -c '"$@"' lab_load "${load[@]}" \
+			>"$TMPDIR_T/$name.run.json" 2>"$TMPDIR_T/$name.run.err"
+	else
+		"${load[@]}"
+	fi
+	RUN_RC=$?
+	check_err $RUN_RC "wrk or tcptw run failed: $(tail -n 3 "$WRK" "$TMPDIR_T/$name.run.err" 2>/dev/null)"
 	bg_wait "$NGINX_PID"
 	bg_wait "$PHP_PID"
 	[ -n "$watch_pid" ] && bg_wait "$watch_pid"
@@ -244,6 +282,7 @@ lab_run()
 	DMESG=$TMPDIR_T/$name.dmesg
 	dmesg | tail -n +$((dm0 + 1)) >"$DMESG"
 	if have_cli; then
+		diag "tcptw run: exit $RUN_RC, srv TIME_WAIT sockets (start, peak, end): $(jq_py "$TMPDIR_T/$name.run.json" 'r["namespaces"][0]["time_wait"]'); $(head -c 300 "$TMPDIR_T/$name.run.json")"
 		diagnose "$srv" "$name"
 		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
 			--baseline "$TMPDIR_T/$name.base" >"$TMPDIR_T/$name.diag.txt" 2>&1
@@ -263,6 +302,29 @@ lab_run()
 	diag "kernel: $(grep -c 'Possible SYN flooding' "$DMESG") SYN flooding lines, $(grep -c 'table full, dropping packet' "$DMESG") conntrack table full lines"
 	nsx "$srv" cat "$TCPTW_PROC/listeners" 2>/dev/null | sed 's/^/#   listeners: /'
 	return 0
+}
+
+# run_eq SECTION COUNTER WANT : the last run's `tcptw run` report moved
+# srv's COUNTER (SECTION: mib, conntrack; counters: the module's) by WANT
+run_eq()
+{
+	local got
+
+	got=$(report_delta "$TMPDIR_T/$RUN_NAME.run.json" "$1" "$2")
+	if [ "$1" = counters ]; then
+		check_mod_eq "tcptw run: srv $2 delta" "$got" "$3"
+	else
+		check_eq "tcptw run: srv $2 delta" "$got" "$3"
+	fi
+}
+
+# run_findings_eq : the report names what diagnose names over the run
+# (nothing moves in srv outside the report's window)
+run_findings_eq()
+{
+	check_str "tcptw run: findings == diagnose's" \
+		"$(findings "$TMPDIR_T/$RUN_NAME.run.json")" \
+		"$(findings "$TMPDIR_T/$RUN_NAME.diag.json")"
 }
 
 # listener_row ADDR PORT : srv's listeners row, empty if none
@@ -356,6 +418,12 @@ test_backlog()
 		"$(grep 'Possible SYN flooding' "$DMESG" | grep -cvE 'port ([^ ]*:)?9000\.')" 0
 	if have_cli; then
 		check_str "diagnose findings" "$(findings "$TMPDIR_T/backlog.diag.json")" accept_queue
+		run_eq mib TcpExtListenOverflows "$ovf"
+		run_eq mib TcpExtSyncookiesSent "$ck"
+		run_eq counters ListenOverflow "$ovf"
+		run_eq counters ListenSynCookieSent "$ck"
+		check_str "tcptw run: findings" \
+			"$(findings "$TMPDIR_T/backlog.run.json")" accept_queue
 		example backlog backlog "php-fpm listen.backlog = 10, net.core.somaxconn = 10"
 	fi
 	cleanup_all_ns
@@ -394,6 +462,15 @@ b_run()
 		"$(d s_tw_ConnectPortExhausted)" "$E99"
 	check_mod_eq "peers 127.0.0.1 9000 port_exhausted == E99 log lines" \
 		"$(peer_col 127.0.0.1 9000 port_exhausted)" "$E99"
+	have_cli || return 0
+	run_eq counters ConnectPortExhausted "$E99"
+	run_eq mib TcpExtTWRecycled "$(d s_mib_TcpExtTWRecycled)"
+	run_eq mib TcpActiveOpens "$(d s_mib_TcpActiveOpens)"
+	run_findings_eq
+	check_eq "tcptw run: port_exhaustion named" \
+		"$(findings "$TMPDIR_T/$1.run.json" | grep -cw port_exhaustion)" 1
+	check_mod_eq "tcptw run: port_exhaustion evidence ConnectPortExhausted" \
+		"$(evidence "$TMPDIR_T/$1.run.json" ConnectPortExhausted)" "$E99"
 }
 
 # peer_col ADDR PORT COLUMN : a column of srv's peers row, 0 if no row
@@ -472,6 +549,11 @@ test_ports_keepalive()
 			"$(d s_tw_ConnectPortExhausted)" 0
 		check_range "srv TcpActiveOpens (upstream connections)" \
 			"$(d s_mib_TcpActiveOpens)" 1 $NPORTS
+		if have_cli; then
+			run_eq counters ConnectPortExhausted 0
+			run_eq mib TcpActiveOpens "$(d s_mib_TcpActiveOpens)"
+			run_findings_eq
+		fi
 	fi
 	SRV_SYSCTLS=()
 	cleanup_all_ns
@@ -560,6 +642,13 @@ test_conntrack()
 				"$(findings "$TMPDIR_T/ct.diag.json")" conntrack_full
 			check_mod_eq "diagnose evidence ConntrackTableFull" \
 				"$(evidence "$TMPDIR_T/ct.diag.json" ConntrackTableFull)" "$drop"
+			run_eq conntrack drop "$drop"
+			run_eq counters ConntrackTableFull "$drop"
+			check_str "tcptw run: findings" \
+				"$(findings "$TMPDIR_T/ct.run.json")" conntrack_full
+			check_mod_eq "tcptw run: evidence ConntrackTableFull" \
+				"$(evidence "$TMPDIR_T/ct.run.json" ConntrackTableFull)" "$drop"
+			check_ct_census ct
 		fi
 	fi
 	[ -n "$CT_MAX_ORIG" ] &&
@@ -567,6 +656,58 @@ test_conntrack()
 	CT_MAX_ORIG=
 	cleanup_all_ns
 	log_test "$name"
+}
+
+# ct_census_now NAME : `tcptw conntrack -j` and `tcptw diagnose -j` in
+# srv, between two `conntrack -L` that agree (an entry may expire
+# meanwhile: up to 3 tries); CT_L: conntrack -L's counts by state
+ct_census_now()
+{
+	local name=$1 try l2
+
+	for try in 1 2 3; do
+		CT_L=$(ct_states "$srv")
+		ip netns exec "$srv" "$TCPTW_CLI" conntrack -j \
+			>"$TMPDIR_T/$name.ct.json" 2>"$TMPDIR_T/$name.ct.err"
+		ip netns exec "$srv" "$TCPTW_CLI" diagnose -j \
+			--baseline "$TMPDIR_T/$name.base" \
+			>"$TMPDIR_T/$name.ctdiag.json" 2>&1
+		l2=$(ct_states "$srv")
+		[ "$l2" = "$CT_L" ] && return 0
+		diag "conntrack -L moved meanwhile (try $try): ${CT_L//$'\n'/, } -> ${l2//$'\n'/, }"
+	done
+	return 1
+}
+
+# check_ct_census NAME : what fills srv's table after run NAME: tcptw
+# conntrack's counts by TCP state == conntrack -L's at the same moment,
+# and diagnose's conntrack_full names the state that holds half the
+# entries or more, with conntrack -L's count, and its timeout's sysctl
+check_ct_census()
+{
+	local name=$1 got st n total ev
+
+	ct_census_now "$name"
+	check_err $? "conntrack -L never read the same twice in a row"
+	got=$(tcptw_ct_states "$TMPDIR_T/$name.ct.json")
+	diag "conntrack -L: ${CT_L//$'\n'/, }; tcptw conntrack: ${got//$'\n'/, }"
+	check_str "tcptw conntrack: TCP entries by state == conntrack -L's" \
+		"${got//$'\n'/, }" "${CT_L//$'\n'/, }"
+	check_gt "TCP entries left in srv's table" \
+		"$(awk '{ s += $2 } END { print s + 0 }' <<<"$CT_L")" 0
+	read -r st n <<<"$(sort -k2,2n <<<"$CT_L" | tail -n 1)"
+	total=$(jq_py "$TMPDIR_T/$name.ct.json" 'r["conntrack"]["census"]["dumped"]')
+	ev=$(jq_py "$TMPDIR_T/$name.ctdiag.json" '[e["value"] for f in r["findings"] if f["id"] == "conntrack_full" for e in f["evidence"] if e["name"] == "conntrack tcp '"$st"'"][0]')
+	diag "diagnose: $(jq_py "$TMPDIR_T/$name.ctdiag.json" '[f["notes"] for f in r["findings"] if f["id"] == "conntrack_full"]')"
+	if _is_num "$total" && [ $((2 * n)) -ge "$total" ]; then
+		check_eq "diagnose: conntrack_full evidence 'conntrack tcp $st'" "$ev" "$n"
+		[ "$st" = ESTABLISHED ] && return
+		grep -q "nf_conntrack_tcp_timeout_${st,,}" "$TMPDIR_T/$name.ctdiag.json"
+		check_err $? "diagnose does not name nf_conntrack_tcp_timeout_${st,,}"
+	else
+		diag "no TCP state holds half of the $total entries ($st: $n)"
+		check_str "diagnose: no 'conntrack tcp STATE' evidence" "$ev" ""
+	fi
 }
 
 d_reproduced()
@@ -599,6 +740,10 @@ test_worker_connections()
 		if have_cli; then
 			check_str "diagnose findings" "$(findings "$TMPDIR_T/wc.diag.json")" ""
 			check_eq "diagnose exit code" "$DIAG_RC" 0
+			run_eq mib TcpExtListenOverflows 0
+			check_str "tcptw run: findings" \
+				"$(findings "$TMPDIR_T/wc.run.json")" ""
+			check_eq "tcptw run: exit status (wrk's)" "$RUN_RC" 0
 			check_eq "diagnose says 'no evidence of:'" \
 				"$(grep -c 'no evidence of:' "$TMPDIR_T/wc.diag.txt")" 1
 			sed 's/^/#   diagnose: /' "$TMPDIR_T/wc.diag.txt"
