@@ -59,6 +59,10 @@
 #    module's count; in the fully-random runs, on a kernel with ports in
 #    the TS offset, its note about --random-fully, and on one without,
 #    one clock offset and no such note.
+#  - the wrks run under one `tcptw run -j -N srv`: its report's deltas
+#    (PAWS MIB, ListenDrops, the module's TwSynPawsRejected,
+#    TwPawsRejected, TwSynSeqRejected) are the run's above, its findings
+#    and evidence diagnose's (nat_paws, the NAT address).
 # Reported, not asserted: requests per second of each run (nginx's access
 # log over the time wrk ran) and their ratio: TCG's rate depends on the
 # machine, not on the kernel.
@@ -93,7 +97,7 @@ PORT_BASE=40000
 NGINX_DIR=$TMPDIR_T/nginx
 EXDIR=${TCPTW_EXAMPLES_DIR:-}
 
-declare -A B A
+declare -A B A E
 declare -a WRK_PIDS
 
 # d KEY : A[KEY] - B[KEY]
@@ -216,7 +220,7 @@ lines_ge()
 # Fills B, A, RUN_* and the files $TMPDIR_T/NAME.*.
 run()
 {
-	local name=$1 flags=$2 lo hi v ns pid t0 t1 i=0 watch
+	local name=$1 flags=$2 lo hi v ns pid t0 t1 i=0 watch load
 	local -a clients=()
 	shift 2
 
@@ -247,15 +251,29 @@ run()
 		diag "watch printed no sample in 15 s"
 	snapshot B
 
-	WRK_PIDS=()
-	t0=$(now_ms)
+	# The load, every client's wrk, as one `tcptw run` in srv: its
+	# report covers the same run as B and A (nothing moves before wrk
+	# starts, nor once it is frozen and its connects have settled)
+	load=
 	for ns in "${clients[@]}"; do
 		i=$((i + 1))
-		bg_start "$TMPDIR_T/$name.wrk$i" timeout -k 5 60 \
-			nsenter --net="$(nspath "$ns")" wrk -t1 -c$CONNS -d30s \
-			--timeout 10s -H "Connection: close" \
-			"http://$SRV_ADDR:$SRV_PORT/"
-		WRK_PIDS+=("$BG_PID")
+		load+="timeout -k 5 60 nsenter --net=$(nspath "$ns") wrk -t1"
+		load+=" -c$CONNS -d30s --timeout 10s -H 'Connection: close'"
+		load+=" http://$SRV_ADDR:$SRV_PORT/ >$TMPDIR_T/$name.wrk$i"
+		load+=" 2>$TMPDIR_T/$name.wrk$i.err &"
+		load+=" echo \$! >$TMPDIR_T/$name.wrk$i.pid; "
+	done
+	rm -f "$TMPDIR_T/$name".wrk*.pid
+	t0=$(now_ms)
+	bg_start "$TMPDIR_T/$name.run.json" timeout -k 5 300 \
+		"$TCPTW_CLI" run -j -N "$srv" -- sh -c "${load}wait"
+	RUN_RUN_PID=$BG_PID
+	# WRK_PIDS: each wrk's timeout (wrk_pid finds wrk under it)
+	WRK_PIDS=()
+	for i in $(seq ${#clients[@]}); do
+		busywait 10000 test -s "$TMPDIR_T/$name.wrk$i.pid" ||
+			check_err 1 "wrk $i of run $name did not start"
+		WRK_PIDS+=("$(cat "$TMPDIR_T/$name.wrk$i.pid" 2>/dev/null)")
 	done
 	sleep "$SECS"
 	# freeze wrk: from now on no new connection, and the connects in
@@ -305,9 +323,12 @@ run()
 		v=$(wrk_pid "$pid")
 		[ -n "$v" ] && kill -TERM "$v" && kill -CONT "$v"
 	done
-	for pid in "${WRK_PIDS[@]}"; do
-		bg_wait "$pid"
-	done
+	# then the report of `tcptw run`, and srv once more (E): what moved
+	# after A is in the report but not in the counts above
+	bg_wait "$RUN_RUN_PID"
+	RUN_RUN_RC=$?
+	E=()
+	ns_snapshot "$srv" E srv_
 	i=0
 	for ns in "${clients[@]}"; do
 		i=$((i + 1))
@@ -443,6 +464,45 @@ check_diag()
 	fi
 }
 
+# check_report WANT_PAWS : `tcptw run`'s report on srv, over the wrk of
+# this run: its deltas are the kernel's and the module's of the run (B
+# to A: the counts check_counts asserts), its findings diagnose's
+# (check_diag's), with the same evidence
+check_report()
+{
+	local want=$1 f=$TMPDIR_T/$RUN_NAME.run.json exp= k
+
+	diag "tcptw run: exit $RUN_RUN_RC, $(head -c 400 "$f")"
+	check_eq "tcptw run: exit status (wrk's, ended by SIGTERM, under sh)" \
+		"$RUN_RUN_RC" 0
+	# a difference here is the run's, not the report's: say where
+	for k in mib_TcpExtPAWSEstab mib_TcpExtPAWSTimewait tw_TwSynPawsRejected; do
+		[ "${E[srv_$k]:-0}" = "${A[srv_$k]:-0}" ] ||
+			diag "  srv $k moved after A: ${A[srv_$k]:-0} -> ${E[srv_$k]:-0}"
+	done
+	check_eq "tcptw run: srv TcpExt PAWSEstab + PAWSTimewait delta == srv PAWS MIB delta" \
+		"$(report_delta "$f" mib TcpExtPAWSEstab TcpExtPAWSTimewait)" "$RUN_PAWS"
+	check_eq "tcptw run: srv TcpExt ListenDrops delta" \
+		"$(report_delta "$f" mib TcpExtListenDrops)" "$RUN_LDROPS"
+	check_mod_eq "tcptw run: TwSynPawsRejected delta" \
+		"$(report_delta "$f" counters TwSynPawsRejected)" "$RUN_K"
+	check_mod_eq "tcptw run: TwPawsRejected delta" \
+		"$(report_delta "$f" counters TwPawsRejected)" "$RUN_KALL"
+	check_mod_eq "tcptw run: TwSynSeqRejected delta" \
+		"$(report_delta "$f" counters TwSynSeqRejected)" "$RUN_SEQ"
+	if [ "$want" = 1 ]; then
+		exp=nat_paws
+		[ "$RUN_SEQ" -gt 0 ] && exp="nat_paws ts_off_seq"
+		check_eq "tcptw run: nat_paws evidence TwSynPawsRejected" \
+			"$(evidence "$f" TwSynPawsRejected)" "$RUN_K"
+		grep -q "$NAT_PUB" "$f"
+		check_err $? "tcptw run's findings do not name the NAT address $NAT_PUB"
+	elif [ "$RUN_SEQ" -gt 0 ]; then
+		exp=ts_off_seq
+	fi
+	check_str "tcptw run: findings" "$(findings "$f")" "$exp"
+}
+
 # evidence_value FILE NAME : the value of evidence NAME of the first finding
 evidence_value()
 {
@@ -509,6 +569,7 @@ test_plain()
 	check_mod_gt "srv TwSynPawsRejected" "$RUN_K" 0
 	check_counts
 	check_diag 1 0
+	check_report 1
 	example "Seed 000: wrk -c $CONNS from two clients behind plain masquerade"
 	log_test "$T"
 }
@@ -524,6 +585,7 @@ test_fully_random()
 	check_mod_gt "srv TwSynPawsRejected" "$RUN_K" 0
 	check_counts
 	check_diag 1 1
+	check_report 1
 	if [ -n "${PLAIN_RPS:-}" ]; then
 		diag "requests/s: plain $PLAIN_RPS, fully-random $RUN_RPS, ratio fully-random/plain $(awk -v a="$RUN_RPS" -v b="$PLAIN_RPS" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') (not asserted: TCG)"
 	fi
@@ -543,11 +605,13 @@ test_one_client()
 	if [ "$PER_PORT" = 1 ]; then
 		check_mod_gt "srv TwSynPawsRejected (one TS clock per connection)" "$RUN_K" 0
 		check_diag 1 1
+		check_report 1
 	else
 		# (a late non-SYN segment may still meet a TIME_WAIT socket
 		# whose last timestamp is newer: reordering, not a second clock)
 		check_mod_eq "srv TwSynPawsRejected (one TS clock per host pair)" "$RUN_K" 0
 		check_diag 0 1
+		check_report 0
 	fi
 	example "One client alone behind masquerade fully-random"
 	log_test "$T"
