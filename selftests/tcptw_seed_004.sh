@@ -493,7 +493,7 @@ test_ports()
 	local name="seed_004: nginx's ip_local_port_range 20000-20050 -> ConnectPortExhausted == nginx's (99: Cannot assign requested address) lines"
 
 	test_begin "$name"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
@@ -515,7 +515,7 @@ test_ports_tw_reuse()
 	local name="seed_004: the same with tcp_tw_reuse=1 -> TwReuseGranted == TWRecycled, ConnectPortExhausted == E99 lines"
 
 	test_begin "$name"
-	if ! probe_gate tcp_twsk_unique inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
 		log_test "$name"
 		return
 	fi
