@@ -2,6 +2,7 @@
 /* Copyright (C) 2026 The tcptw authors. */
 /* tcptw stat: counters, MIBs, conntrack and sysctls of one sample. */
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -44,7 +45,9 @@ static void print_ct(struct out *o, const struct snapshot *s)
 	if (s->have_ctc)
 		print_ct_census(o, &s->ctc, "  ");
 	else
+		/* ENOENT: a fixture tree, which has no table to dump */
 		out_str(o, "census_error", "  entries not dumped: %s\n",
+			s->ctc_err == -ENOENT ? "no table under TCPTW_PROC_ROOT" :
 			strerror(-s->ctc_err));
 	out_obj_close(o);
 }

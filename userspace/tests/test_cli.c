@@ -256,6 +256,12 @@ static void test_stat_module(void **state)
 	assert_non_null(strstr(r.out, "\"TwSynPawsRejected\":118"));
 	assert_non_null(strstr(r.out, "\"RstReceived\":0"));
 	done(&r);
+	/* what fills the table: a fixture tree has none to dump, and says so */
+	r = run("conntrack_full/t1", "stat");
+	assert_int_equal(r.rc, 0);
+	assert_non_null(strstr(r.out, "\n  entries not dumped: no table under "
+			       "TCPTW_PROC_ROOT\nsysctls\n"));
+	done(&r);
 }
 
 /* missed hook calls: in the data and once on stderr, never silent */
