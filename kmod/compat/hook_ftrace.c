@@ -13,7 +13,9 @@
  * guards recursion per context (task, softirq, hardirq, NMI), not per CPU.
  *
  * One ops holds every entry site in its filter; the callback finds the
- * hook by the site's address. The ops never modifies the call (no
+ * hook by the site's address in a small hash. From 5.11 the ops asks for
+ * the argument registers only (not SAVE_REGS): ftrace's plain trampoline
+ * saves them, and the hooks read nothing else. The ops never modifies the call (no
  * IPMODIFY): livepatch, a kprobe with a post handler and BPF trampolines
  * on the same functions keep working beside it. A hook that needs a
  * function's return (TCPTW_CALL: only conntrack's, on rare paths) is a
@@ -25,6 +27,7 @@
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/ftrace.h>
+#include <linux/hash.h>
 #include <linux/kprobes.h>
 #include <linux/percpu.h>
 #include <linux/delay.h>
@@ -36,14 +39,17 @@
 
 #ifdef TCPTW_HAVE_FTRACE_REGS
 #define TCPTW_FREGS struct ftrace_regs
+/* the argument registers, saved in pt_regs' places (x86-64) */
+#define OPS_REGS	0
 
 static __always_inline struct pt_regs *cb_regs(struct ftrace_regs *fregs)
 {
-	return ftrace_get_regs(fregs);
+	return &fregs->regs;
 }
 #else
-/* 5.10: callbacks get the pt_regs themselves */
+/* 5.10: callbacks get the pt_regs themselves, NULL unless all saved */
 #define TCPTW_FREGS struct pt_regs
+#define OPS_REGS	FTRACE_OPS_FL_SAVE_REGS
 
 static __always_inline struct pt_regs *cb_regs(struct pt_regs *regs)
 {
@@ -64,8 +70,20 @@ module_param(kprobes, bool, 0444);
 MODULE_PARM_DESC(kprobes,
 		 "hook with kprobes and kretprobes, not ftrace");
 
-/* the entry hooks ever attached through ftrace, found by fentry site */
-static struct tcptw_probe **sites;
+/*
+ * The entry hooks ever attached through ftrace, by fentry site: open
+ * addressing, never removed (a detached hook's ip is 0, so its slot no
+ * longer matches), filled under probes_lock, read locklessly.
+ */
+#define SITE_BITS	6
+#define SITE_SLOTS	BIT(SITE_BITS)
+
+struct site {
+	unsigned long ip;
+	struct tcptw_probe *p;
+};
+
+static struct site sites[SITE_SLOTS];
 static unsigned int nsites, maxsites;
 /* detached with the batch at unload */
 static struct tcptw_probe **batch;
@@ -75,13 +93,41 @@ static int entry_count;		/* sites in entry_ops' filter */
 
 static struct tcptw_probe *site_probe(unsigned long ip)
 {
-	/* pairs with the release in ftrace_attach_entry(): sites[i] is set */
-	unsigned int i, n = smp_load_acquire(&nsites);
+	unsigned int i, n;
+	struct tcptw_probe *p;
 
-	for (i = 0; i < n; i++)
-		if (READ_ONCE(sites[i]->hook.ip) == ip)
-			return sites[i];
+	for (i = hash_long(ip, SITE_BITS), n = 0; n < SITE_SLOTS;
+	     i = (i + 1) & (SITE_SLOTS - 1), n++) {
+		/* pairs with the release in site_add(): .ip is set */
+		p = smp_load_acquire(&sites[i].p);
+		if (!p)
+			return NULL;
+		if (sites[i].ip == ip && READ_ONCE(p->hook.ip) == ip)
+			return p;
+	}
 	return NULL;
+}
+
+/* under probes_lock */
+static int site_add(struct tcptw_probe *p, unsigned long ip)
+{
+	unsigned int i, n;
+
+	for (i = hash_long(ip, SITE_BITS), n = 0; n < SITE_SLOTS;
+	     i = (i + 1) & (SITE_SLOTS - 1), n++) {
+		if (sites[i].p == p && sites[i].ip == ip)
+			return 0;
+		if (!sites[i].p)
+			break;
+	}
+	/* at most half full: a lookup stops at an empty slot soon */
+	if (n == SITE_SLOTS || nsites == maxsites)
+		return -ENOSPC;
+	sites[i].ip = ip;
+	/* pairs with the acquire in site_probe(): .ip before .p */
+	smp_store_release(&sites[i].p, p);
+	nsites++;
+	return 0;
 }
 
 static void notrace entry_cb(unsigned long ip, unsigned long parent_ip,
@@ -98,21 +144,21 @@ static void notrace entry_cb(unsigned long ip, unsigned long parent_ip,
 
 static struct ftrace_ops entry_ops = {
 	.func = entry_cb,
-	.flags = FTRACE_OPS_FL_SAVE_REGS | OPS_RECURSION,
+	.flags = OPS_REGS | OPS_RECURSION,
 };
 
 int tcptw_hooks_init(unsigned int n)
 {
 	int err;
 
-	sites = kcalloc(n, sizeof(*sites), GFP_KERNEL);
 	batch = kcalloc(n, sizeof(*batch), GFP_KERNEL);
 	err = tcptw_kp_hooks_init(n);
-	if (!sites || !batch || err) {
+	if (!batch || err) {
 		tcptw_hooks_uninit();
 		return err ?: -ENOMEM;
 	}
-	maxsites = n;
+	memset(sites, 0, sizeof(sites));
+	maxsites = min_t(unsigned int, n, SITE_SLOTS / 2);
 	nsites = 0;
 	nbatch = 0;
 	return 0;
@@ -122,9 +168,8 @@ void tcptw_hooks_uninit(void)
 {
 	tcptw_kp_hooks_uninit();
 	kfree(batch);
-	kfree(sites);
 	batch = NULL;
-	sites = NULL;
+	memset(sites, 0, sizeof(sites));
 	maxsites = 0;
 	nsites = 0;
 }
@@ -146,18 +191,11 @@ static int lookup(struct tcptw_probe *p)
 
 static int ftrace_attach_entry(struct tcptw_probe *p, unsigned long ip)
 {
-	unsigned int i;
 	int err;
 
-	for (i = 0; i < nsites && sites[i] != p; i++)
-		;
-	if (i == nsites) {
-		if (nsites == maxsites)
-			return -ENOSPC;
-		sites[nsites] = p;
-		/* pairs with the acquire in site_probe() */
-		smp_store_release(&nsites, nsites + 1);
-	}
+	err = site_add(p, ip);
+	if (err)
+		return err;
 	WRITE_ONCE(p->hook.ip, ip);
 	err = ftrace_set_filter_ip(&entry_ops, ip, 0, 0);
 	if (err)
