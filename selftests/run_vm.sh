@@ -9,6 +9,11 @@
 # any KASAN or lockdep report, lockdep switched off, or a kmemleak report
 # that points into tcptw after the last rmmod). Every step is bounded
 # with timeout(1). Exit status: 0 only if everything passed.
+#
+# TCPTW_COVERAGE=1: load the test build (beside KO_PATH, see below) in
+# its place, sum each hook's calls over the run (test_hits, sampled every
+# second and across the scripts' reloads) and fail unless every hook the
+# probes file lists as attached fired at least once.
 
 ko=${1:?usage: run_vm.sh KO_PATH [TEST...]}
 shift
@@ -21,6 +26,13 @@ ko=$(cd "$(dirname "$ko")" && pwd)/$(basename "$ko")
 if [ -z "${TCPTW_TEST_KO:-}" ] && [ -r "$(dirname "$ko")-test/tcptw.ko" ]; then
 	TCPTW_TEST_KO=$(dirname "$ko")-test/tcptw.ko
 	export TCPTW_TEST_KO
+fi
+if [ "${TCPTW_COVERAGE:-0}" = 1 ]; then
+	[ -n "${TCPTW_TEST_KO:-}" ] || {
+		echo "not ok 1 selftests: tcptw: coverage needs the test build beside $ko"
+		exit 1
+	}
+	ko=$TCPTW_TEST_KO
 fi
 dmesg_start=$(dmesg | wc -l)
 echo "# run_vm: kernel $(uname -r), module $ko"
@@ -60,12 +72,68 @@ fi
 echo "# /proc/net/tcptw/probes:"
 timeout 10 cat /proc/net/tcptw/probes | sed 's/^/#   /'
 
+# coverage_sampler FILE: every second, each hook's calls since the load
+# (test_hits) into FILE as "hook total" lines, adding a load's last count
+# when the next load starts again from below it
+coverage_sampler()
+{
+	local hits=/sys/module/tcptw/parameters/test_hits
+	declare -A last total
+	local name n
+
+	while :; do
+		if [ -r $hits ]; then
+			while IFS=$'\t' read -r name n; do
+				[ -n "$name" ] || continue
+				if [ "$n" -lt "${last[$name]:-0}" ]; then
+					total[$name]=$(( ${total[$name]:-0} + ${last[$name]} ))
+				fi
+				last[$name]=$n
+			done < <(timeout 5 cat $hits 2>/dev/null)
+			for name in "${!last[@]}"; do
+				echo "$name $(( ${total[$name]:-0} + ${last[$name]} ))"
+			done >"$1.tmp" && mv "$1.tmp" "$1"
+		fi
+		sleep 1
+	done
+}
+if [ "${TCPTW_COVERAGE:-0}" = 1 ]; then
+	coverage=$(mktemp)
+	attached=$(awk -F'\t' '$3 == "attached" { print $1 }' /proc/net/tcptw/probes)
+	coverage_sampler "$coverage" &
+	sampler=$!
+fi
+
 # the whole suite, bounded: an hour per unit of the kernel's slowness
 bound=$((3600 * ${TCPTW_TIMEOUT_MULT:-1}))
 if [ ${#tests[@]} -gt 0 ]; then
 	(cd "$here" && TCPTW_KO=$ko timeout $bound ./run_tests.sh "${tests[@]}") || rc=1
 else
 	TCPTW_KO=$ko timeout $bound make -s -C "$here" run || rc=1
+fi
+
+if [ -n "${sampler:-}" ]; then
+	sleep 2
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null
+	echo "# hook calls over the run (coverage):"
+	sort "$coverage" | sed 's/^/#   /'
+	# and those attached since (a module's, once it was loaded)
+	attached=$({ echo "$attached"
+		awk -F'\t' '$3 == "attached" { print $1 }' /proc/net/tcptw/probes 2>/dev/null
+	} | sort -u)
+	never=
+	for h in $attached; do
+		n=$(awk -v h="$h" '$1 == h { print $2 }' "$coverage")
+		[ "${n:-0}" -gt 0 ] || never="$never $h"
+	done
+	if [ -n "$never" ]; then
+		echo "not ok - selftests: tcptw: coverage: hooks that never fired:$never"
+		rc=1
+	else
+		echo "ok - selftests: tcptw: coverage: every attached hook fired ($(echo $attached | wc -w))"
+	fi
+	rm -f "$coverage"
 fi
 
 # A hook that skipped a call (the fourth column, since the last load): a
