@@ -381,6 +381,20 @@ def bt_program():
                       "tracepoint:tcp:tcp_send_reset { @rst[\"sent\"] = "
                       "count(); @rst_reason[args->reason] = count(); }",
                       text, flags=re.S)
+    # the TIME_WAIT birth tcptw hooks for ages: inet_twsk_hashdance up
+    # to 6.11, inet_twsk_hashdance_schedule from 6.12, none where the
+    # socket carries its own entry stamp (6.14-ish; tcptw's probes file
+    # says "unused")
+    rel = tuple(int(x) for x in os.uname().release.split(".")[:2])
+    if rel >= (6, 14):
+        text = re.sub(r"kfunc:inet_twsk_hashdance /\* birth.*?/\* end of birth \*/",
+                      "", text, flags=re.S)
+        text = re.sub(r"/\* age \*/.*?/\* end of age \*/",
+                      "@reuse_age_ms = hist((uint32)(nsecs / 1000000) - "
+                      "$tw->tw_entry_stamp); }", text, flags=re.S)
+    elif rel >= (6, 12):
+        text = text.replace("kfunc:inet_twsk_hashdance /* birth */",
+                            "kfunc:inet_twsk_hashdance_schedule /* birth */")
     with open("/tmp/bench.bt", "w") as f:
         f.write(text)
     return "/tmp/bench.bt"

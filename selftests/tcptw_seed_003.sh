@@ -39,6 +39,9 @@
 #     at most the 100 connections ab held when it exited, ab completes
 #     every request, ConnectPortExhausted 0, and diagnose in the client
 #     names no port_exhaustion.
+# Both run their load under `tcptw run -j` in cli (where the CLI is
+# built): its report's ConnectPortExhausted delta equals the one above
+# and its findings name port_exhaustion, or not in the control.
 # The stall's range: 2048 ports (49152-51199) unless TCPTW_SEED003_PORTS
 # says otherwise; 16384 is the report's. The range must fill within the
 # 60 s a TIME_WAIT socket lives, and under TCG it does not at 16384: once
@@ -214,8 +217,13 @@ run_loop()
 		"$TCPTW_CLI" watch -i 2 -c 90
 	WATCH_PID=$BG_PID
 	t0=$SECONDS
-	# one strace for the whole loop: an exec per run costs under TCG
-	ip netns exec "$cli" timeout 200 strace -f --seccomp-bpf -qq \
+	# one strace for the whole loop: an exec per run costs under TCG;
+	# the loop runs under `tcptw run` in cli where the CLI is built
+	# (RUN: its report, checked by check_run)
+	RUN=()
+	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j --)
+	ip netns exec "$cli" timeout 210 "${RUN[@]}" timeout 200 \
+		strace -f --seccomp-bpf -qq \
 		-e trace=connect -e status=failed -o "$DIR/strace.txt" \
 		bash -c 'for ((i = 1; i <= $2; i++)); do
 				echo $i >"$1/last"
@@ -226,7 +234,7 @@ run_loop()
 					exit 0
 				fi
 				echo "$EPOCHREALTIME" >>"$1/t.runs"
-			done' sh "$DIR" "$RUNS" "$CONC" "$SRV"
+			done' sh "$DIR" "$RUNS" "$CONC" "$SRV" >"$DIR/run.json"
 	check_err $? "the ab loop did not finish in time"
 	# counted in the loop as soon as ab failed. A slow guest takes longer
 	# than the 60 s a TIME_WAIT socket lives to fill the range: sockets
@@ -255,6 +263,21 @@ run_loop()
 	rl_tw_dump
 	rl_peers_dump "$cli"
 	return 0
+}
+
+# check_run REPORT EXHAUSTED NAMED : `tcptw run`'s report of the load it
+# ran in cli: its ConnectPortExhausted delta == EXHAUSTED (what strace
+# saw; 0 in the control), and port_exhaustion among its findings: NAMED
+# (1 or 0). The exit status it passed on is the callers' check.
+check_run()
+{
+	[ -x "$TCPTW_CLI" ] || return 0
+	diag "tcptw run: findings '$(findings "$1" 2>/dev/null)', $(head -c 300 "$1")"
+	check_mod_eq "tcptw run: ConnectPortExhausted delta" \
+		"$(report_delta "$1" counters ConnectPortExhausted)" "$2"
+	[ "$HAVE_MODULE" = 1 ] || return 0
+	check_eq "tcptw run: findings name port_exhaustion" \
+		"$(has_finding "$1" port_exhaustion)" "$3"
 }
 
 # stalled : the last ab run aborted on EADDRNOTAVAIL (rerun_once's check)
@@ -323,6 +346,7 @@ test_stall()
 		"$(rl_tw TwReuseDeniedLoopbackOnly)" "$(rl_tw ConnectPortExhausted)"
 	check_mod_eq "peers $SRV 80 port_exhausted == connect() EADDRNOTAVAIL" \
 		"$(rl_peer "$cli" $SRV 80 port_exhausted)" "$EADDR"
+	check_run "$DIR/run.json" "$EADDR" 1
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "diagnose names port_exhaustion" \
 			"$(has_finding "$TMPDIR_T/seed003.diag.json" port_exhaustion)" 1
@@ -371,8 +395,13 @@ test_control()
 	save_baseline "$cli" control
 	BEFORE=() AFTER=()
 	snap BEFORE
-	ip netns exec "$cli" timeout 150 ab -n $REQS -c $CONC -s 10 \
-		"http://$SRV/" >"$out" 2>&1
+	# under `tcptw run` where the CLI is built: ab's output to $out,
+	# the report to run.json
+	RUN=()
+	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j --)
+	ip netns exec "$cli" timeout 160 "${RUN[@]}" \
+		sh -c '"$@" >"$0" 2>&1' "$out" timeout 150 \
+		ab -n $REQS -c $CONC -s 10 "http://$SRV/" >"$dir/run.json"
 	rc=$?
 	snap AFTER
 	diag "ab exit $rc: $(grep -E 'Time taken|Complete requests|Failed requests|Requests per|apr_' "$out" | tr -s ' ' | tr '\n' ';')"
@@ -390,6 +419,7 @@ test_control()
 	check_range "cli TIME_WAIT sockets (ab's idle connections at exit)" \
 		"$(tw_sockets "$cli")" 0 $CONC
 	check_mod_eq "ConnectPortExhausted" "$(rl_tw ConnectPortExhausted)" 0
+	check_run "$dir/run.json" 0 0
 	# 20000 TIME_WAIT sockets at ~1100/s: none may go uncounted
 	check_mod_eq "srv TwCreated == srv TcpExt TW delta" \
 		"$(rl_delta s_tw_TwCreated)" "$(rl_delta s_mib_TcpExtTW)"

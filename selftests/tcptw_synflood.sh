@@ -19,7 +19,9 @@
 # ListenSynCookieSent (the ring, 1024, holds every recorded one at this
 # rate: at most 20 a second per CPU), EventsRateLimited > 0 (the limit
 # worked), `tcptw events` says how many it left out, and the control: the
-# cookies' counters and events are 0 in cli.
+# cookies' counters and events are 0 in cli. IPv6: 50 connects to a
+# listener with tcp_syncookies=2 over fd00::, each made from a cookie:
+# ListenSynCookieSent == SyncookiesSent delta == its row's cookie_sent.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -115,6 +117,49 @@ test_synflood()
 	log_test "$name"
 }
 
-ktap_plan 1
+# IPv6 takes its own cookie path (cookie_v6_init_sequence): real
+# connects to a listener with tcp_syncookies=2, each SYN answered with a
+# cookie and the connection made from it
+test_cookies_v6()
+{
+	local name="synflood: ipv6: tcp_syncookies=2, $NV6 connects: every SYN a cookie, counted on the listener's row"
+	local out=$TMPDIR_T/v6 cookies mod row
+
+	test_begin "$name"
+	B=() A=()
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.6.1/24 $SRV/24 fd00::6:1/64 fd00::6:2/64 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+	nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2
+	server_start "$srv" "$out.server.json" --listen "[fd00::6:2]:$PORT" \
+		--count $NV6 --timeout 120 --close-first server ||
+		check_err 1 "server did not start"
+	ns_snapshot "$srv" B s_
+	timeout 150 "$TRAFFIC" client --connect "[fd00::6:2]:$PORT" \
+		--count $NV6 --netns "$(nspath "$cli")" --close-first server \
+		--timeout 120 >"$out.client.json"
+	bg_wait "$SERVER_PID"
+	sleep 1
+	ns_snapshot "$srv" A s_
+	cookies=$(d s_mib_TcpExtSyncookiesSent)
+	mod=$(d s_tw_ListenSynCookieSent)
+	row=$(nsx "$srv" awk -v p=$PORT 'NR > 1 && $2 == p { print $8 }' \
+		"$TCPTW_PROC/listeners")
+	diag "v6: client ok $(json_get "$out.client.json" ok), SyncookiesSent +$cookies, ListenSynCookieSent +$mod, row cookie_sent ${row:--}"
+	check_eq "client connects ok" "$(json_get "$out.client.json" ok)" $NV6
+	# a SYN retransmitted meanwhile gets a cookie of its own
+	check_range "srv SyncookiesSent delta" "$cookies" $NV6 $((NV6 + NV6 / 5))
+	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
+	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
+		"${row:-0}" "$cookies"
+	cleanup_all_ns
+	log_test "$name"
+}
+
+NV6=50
+ktap_plan 2
 test_synflood
+test_cookies_v6
 ktap_finish
