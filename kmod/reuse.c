@@ -153,11 +153,8 @@ static void count_refusal(struct tcptw_state *st, const struct sock *sk,
 	ev.t = t;
 	ev.age_ms = age;
 	ev.reason = reason;
-	if (tw) {
-		ev.ts_recent = READ_ONCE(tcp_twsk(tw)->tw_ts_recent);
-		if (READ_ONCE(tcp_twsk(tw)->tw_ts_recent_stamp))
-			ev.flags |= TCPTW_EV_HAS_TS_RECENT;
-	}
+	if (tw)
+		tcptw_event_ts_recent(&ev, inet_twsk(tw));
 	tcptw_event_push(st, &ev);
 out:
 	if (tw)
@@ -191,9 +188,7 @@ void tcptw_reuse_granted(const struct inet_timewait_sock *tw)
 	ev.t = t;
 	ev.age_ms = age;
 	ev.reason = TCPTW_REUSE_OK;
-	ev.ts_recent = READ_ONCE(tcp_twsk((struct sock *)tw)->tw_ts_recent);
-	if (READ_ONCE(tcp_twsk((struct sock *)tw)->tw_ts_recent_stamp))
-		ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+	tcptw_event_ts_recent(&ev, tw);
 	tcptw_event_push(st, &ev);
 out:
 	rcu_read_unlock();

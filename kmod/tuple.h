@@ -80,6 +80,18 @@ static inline void tcptw_tuple_from_skb(struct tcptw_tuple *t,
 	t->daddr.v4 = ip_hdr(skb)->daddr;
 }
 
+/* The last peer timestamp @tw recorded, if any, into @ev. */
+static inline void tcptw_event_ts_recent(struct tcptw_event *ev,
+					 const struct inet_timewait_sock *tw)
+{
+	const struct tcp_timewait_sock *tcptw =
+		tcp_twsk((const struct sock *)tw);
+
+	ev->ts_recent = READ_ONCE(tcptw->tw_ts_recent);
+	if (READ_ONCE(tcptw->tw_ts_recent_stamp))
+		ev->flags |= TCPTW_EV_HAS_TS_RECENT;
+}
+
 /* The other direction of the same connection. */
 static inline void tcptw_tuple_swap(struct tcptw_tuple *t)
 {

@@ -129,16 +129,13 @@ static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
 static void tw_event(struct tcptw_state *st, const struct inet_timewait_sock *tw,
 		     const struct tw_seg *s, s32 age_ms, u8 type)
 {
-	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
 	struct tcptw_event ev;
 
 	if (!tcptw_event_start(st, &ev, type))
 		return;
 	tcptw_tuple_from_tw(&ev.t, tw);
 	ev.age_ms = age_ms;
-	ev.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
-	if (READ_ONCE(tcptw->tw_ts_recent_stamp))
-		ev.flags |= TCPTW_EV_HAS_TS_RECENT;
+	tcptw_event_ts_recent(&ev, tw);
 	if (s && s->ts) {
 		ev.tsval = s->tsval;
 		ev.flags |= TCPTW_EV_HAS_TSVAL;

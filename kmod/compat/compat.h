@@ -129,27 +129,6 @@ static inline s32 tcptw_compat_tw_age_ms(const struct inet_timewait_sock *tw)
 #endif
 
 /*
- * tcp_twsk_unique()'s age test: has the TIME_WAIT socket been around long
- * enough for its 4-tuple to be reused by connect()?
- */
-static inline bool tcptw_compat_tw_reuse_age_ok(const struct net *net,
-						const struct sock *sktw)
-{
-#ifdef TCPTW_HAVE_TW_REUSE_DELAY
-	/* v6.14-ish: entry stamp + net.ipv4.tcp_tw_reuse_delay (ms) */
-	const struct inet_timewait_sock *tw = inet_twsk(sktw);
-
-	return time_after32(tcp_clock_ms(),
-			    READ_ONCE(tw->tw_entry_stamp) +
-			    READ_ONCE(net->ipv4.sysctl_tcp_tw_reuse_delay));
-#else
-	/* the wall-clock second moved past the last peer timestamp */
-	return time_after32(ktime_get_seconds(),
-			    READ_ONCE(tcp_twsk(sktw)->tw_ts_recent_stamp));
-#endif
-}
-
-/*
  * Does tcp_twsk_unique() refuse sockets still in the FIN_WAIT2 substate?
  * Debian's 6.1 (6.1.192) and later do, 5.10.223 does not (Kbuild.include).
  */

@@ -15,11 +15,11 @@
  * One ops holds every entry site in its filter; the callback finds the
  * hook by the site's address in a small hash. From 5.11 the ops asks for
  * the argument registers only (not SAVE_REGS): ftrace's plain trampoline
- * saves them, and the hooks read nothing else. The ops never modifies the call (no
- * IPMODIFY): livepatch, a kprobe with a post handler and BPF trampolines
- * on the same functions keep working beside it. A hook that needs a
- * function's return (TCPTW_CALL: only conntrack's, on rare paths) is a
- * kretprobe (hook_kprobe.c), which is not exclusive either.
+ * saves them, and the hooks read nothing else. The ops never modifies
+ * the call (no IPMODIFY): livepatch, a kprobe with a post handler and BPF
+ * trampolines on the same functions keep working beside it. A hook that
+ * needs a function's return (TCPTW_CALL: only conntrack's, on rare paths)
+ * is a kretprobe (hook_kprobe.c), which is not exclusive either.
  *
  * Unload: unregistering the ops waits until no task is in its callback.
  */
