@@ -52,15 +52,12 @@ skip() { ss=$((ss + 1)); echo "[$step] ok - $1 # SKIP $2"; }
 # like a result line
 show_tail() { tail -n "$1" "$2" | sed "s/^/[$step] | /"; }
 
-# show_oops LOG: the guest kernel's first report (its header line and the
-# 40 lines after it: what and where), which a crashed guest's tail hides
+# show_oops LOG: the guest kernel's first report, as vng-run.sh put it in
+# LOG (its vnglog_report), which a crashed guest's tail hides
 show_oops()
 {
-	local n
-
-	n=$(grep -n -m 1 -E '(BUG|WARNING):|Oops|invalid opcode|general protection|int3:|Kernel panic' "$1" | cut -d: -f1)
-	[ -n "$n" ] || return 0
-	sed -n "$((n > 5 ? n - 5 : 1)),$((n + 40))p" "$1" | sed "s/^/[$step] | /"
+	sed -n "/^vng-run.sh: the guest kernel's first report:/,+46p" "$1" |
+		sed "s/^/[$step] | /"
 }
 
 # qemu_int3 LOG: true if the guest died of QEMU's stale int3
@@ -70,9 +67,10 @@ show_oops()
 # breakpoint, ours or not) does not match.
 qemu_int3()
 {
-	grep -A 12 -m 1 'Oops: int3' "$1" | grep -m 1 'Code:' |
-		grep -q ' [0-9a-f][0-9a-f] <' || return 1
-	! grep -A 12 -m 1 'Oops: int3' "$1" | grep -m 1 'Code:' | grep -q ' cc <'
+	local code
+
+	code=$(grep -A 12 -m 1 'Oops: int3' "$1" | grep -m 1 'Code:')
+	[[ $code =~ \ ([0-9a-f]{2})\ \< ]] && [ "${BASH_REMATCH[1]}" != cc ]
 }
 
 # run_part K KO LOG SCRIPT... : the guest for one part of the suite. A
@@ -84,8 +82,12 @@ run_part()
 	local k=$1 ko=$2 log=$3 rc s left=()
 
 	shift 3
-	VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
-		"selftests/run_vm.sh $(printf '%q' "$ko") $*" >"$log" 2>&1
+	# part_boot SCRIPT... : one guest of K running them, its output on stdout
+	part_boot() {
+		VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
+			"selftests/run_vm.sh $(printf '%q' "$ko") $*" 2>&1
+	}
+	part_boot "$@" >"$log"
 	rc=$?
 	[ $rc -eq 125 ] && qemu_int3 "$log" || return $rc
 	for s in "$@"; do
@@ -94,8 +96,7 @@ run_part()
 	done
 	[ ${#left[@]} -gt 0 ] || return $rc
 	echo "check.sh: QEMU's stale int3 killed the guest (docs/testing.md, Known limits); booting again for: ${left[*]}" >>"$log"
-	VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
-		"selftests/run_vm.sh $(printf '%q' "$ko") ${left[*]}" >>"$log" 2>&1
+	part_boot "${left[@]}" >>"$log"
 }
 
 # count_tap LOG: add the TAP/KTAP result lines of LOG to the current step;

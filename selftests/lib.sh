@@ -380,9 +380,6 @@ check_lt_float()
 	fi
 }
 
-# Module assertions: without the module (TCPTW_ALLOW_NO_MODULE=1 on a
-# development host) they are listed but not evaluated, and log_test
-# reports the test as skipped if its ground truth held.
 # hits_settle: test build, wait (up to 30 s) until no hook has been
 # called for a second (/sys/module/tcptw/parameters/test_hits): namespaces
 # of earlier scripts purge their TIME_WAIT sockets
@@ -401,6 +398,9 @@ hits_settle()
 	diag "hooks still being called after 30 s"
 }
 
+# Module assertions: without the module (TCPTW_ALLOW_NO_MODULE=1 on a
+# development host) they are listed but not evaluated, and log_test
+# reports the test as skipped if its ground truth held.
 # check_row_sum WHAT GOT WANT: a listeners row's overflows against the
 # MIB. The row is worked out at the entry of the function that decides,
 # a few instructions before the kernel reads the accept queue itself; a
