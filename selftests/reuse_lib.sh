@@ -155,35 +155,46 @@ rl_times()
 	grep -o '"t_ms":[0-9.]*' "$1" | cut -d: -f2
 }
 
-# rl_bursts_fit : succeeds if every aligned burst of $BURST in $OUT had
-# its connect() calls in one CLOCK_MONOTONIC second, else prints how many
-# did not. The kernel's quota is one reuse per port per second of that
-# clock: a burst that ran into the next second (a slow host) may reuse
-# its own ports, so its outcome says nothing about the quota.
+# rl_bursts_fit : succeeds if every aligned burst of $BURST in $OUT ran
+# where the kernel's quota gives the burst its exact shape, else prints
+# how many did not. Before 6.14 a TIME_WAIT port may be reused once its
+# last peer timestamp is from an earlier CLOCK_MONOTONIC second: the
+# burst must begin and end in one second. With tcp_tw_reuse_delay (6.14+)
+# the age is counted in ms: the burst must last less than the delay (the
+# previous burst began 2 s earlier, so its sockets are old enough).
 rl_bursts_fit()
 {
-	local n
+	local n ms=0
 
-	n=$(rl_times "$OUT" | awk -v b="$BURST" '
+	[ -e /proc/sys/net/ipv4/tcp_tw_reuse_delay ] && ms=$RL_REUSE_DELAY_MS
+	n=$(rl_times "$OUT" | awk -v b="$BURST" -v ms="$ms" '
 		{ s = int($1 / 1000); k = int((NR - 1) / b)
-		  if (!(k in first)) first[k] = s
-		  else if (s != first[k] && !(k in bad)) { bad[k] = 1; n++ } }
+		  if (!(k in first)) { first[k] = s; t0[k] = $1 }
+		  else if (!(k in bad) &&
+			   (ms ? $1 - t0[k] >= ms : s != first[k])) {
+			bad[k] = 1; n++ } }
 		END { print n + 0 }')
 	[ "$n" = 0 ] && return 0
-	echo "$n burst(s) ran into the next CLOCK_MONOTONIC second (slow host), where the per-second quota no longer holds"
+	if [ "$ms" -gt 0 ]; then
+		echo "$n burst(s) lasted $ms ms or more (slow host), so a port of the burst was reusable in it again"
+	else
+		echo "$n burst(s) ran into the next CLOCK_MONOTONIC second (slow host), where the per-second quota no longer holds"
+	fi
 	return 1
 }
 
 # rl_aligned_run CMD... : run CMD (it builds fresh namespaces, runs
-# aligned bursts of $BURST and fills OUT); if a burst crossed a second,
-# run it once more in new namespaces (rerun_once). Fails if CMD fails or
-# a burst of the second run crossed a second too.
+# aligned bursts of $BURST and fills OUT); if a burst did not fit
+# (rl_bursts_fit), run it once more in new namespaces (rerun_once). Fails
+# only if CMD fails. REPRODUCED=1 if the last run's bursts fit: then the
+# exact per-burst shape can be asserted; otherwise the caller asserts
+# only what holds whatever the timing (the counters against the MIBs and
+# the client's failures) and says the shape was not checked.
 rl_aligned_run()
 {
 	rerun_once rl_bursts_fit cleanup_all_ns "$@" || return 1
-	[ "$REPRODUCED" = 1 ] && return 0
-	check_err 1 "bursts did not fit in one second, twice"
-	return 1
+	[ "$REPRODUCED" = 1 ] ||
+		diag "the bursts did not fit twice (slow host): their exact shape is not checked, every counter still is"
 }
 
 # rl_show_bursts FILE BURST : the outcomes, one burst per line, with the
