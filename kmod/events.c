@@ -142,7 +142,9 @@ static void print_endpoint(struct seq_file *seq, const char *key, u16 family,
 /* Per-event reason word; 0 means none. */
 static const char *tcptw_event_reason(const struct tcptw_event *ev)
 {
-	if (ev->type == TCPTW_EV_TW_REUSE_DENIED && ev->reason &&
+	if ((ev->type == TCPTW_EV_TW_REUSE_DENIED ||
+	     ev->type == TCPTW_EV_CONNECT_PORT_EXHAUSTED ||
+	     ev->type == TCPTW_EV_CONNECT_TUPLE_IN_USE) && ev->reason &&
 	    ev->reason < TCPTW_NR_REUSE_REASONS)
 		return tcptw_reuse_reason_names[ev->reason];
 	if (ev->type == TCPTW_EV_LISTEN_OVERFLOW)

@@ -24,6 +24,7 @@ enum tcptw_event_type {
 	TCPTW_EV_TW_KILLED_BY_RST,
 	TCPTW_EV_TW_RST_SENT,
 	TCPTW_EV_TW_REUSE_GRANTED,
+	/* no longer recorded: connect_* events carry the reason (0.3.0) */
 	TCPTW_EV_TW_REUSE_DENIED,	/* reason: enum tcptw_reuse_reason */
 	TCPTW_EV_CONNECT_PORT_EXHAUSTED,
 	TCPTW_EV_CONNECT_TUPLE_IN_USE,

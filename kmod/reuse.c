@@ -24,6 +24,9 @@
  * TIME_WAIT socket holding the tuple (bound), or holding the lowest port
  * of the range to the same peer (found by looking ports up in the
  * established hash, at most TW_SCAN_MAX of them), in the kernel's order.
+ * Both counts go to one peers row in one update, and one event
+ * (connect_port_exhausted or connect_tuple_in_use) carries the reason,
+ * with that TIME_WAIT socket's tuple, age and last peer timestamp.
  */
 #include <linux/ptrace.h>
 #include <net/tcp.h>
@@ -125,42 +128,6 @@ static u8 refusal(const struct sock *sk, bool bound, struct sock **tw)
 	return bound ? TCPTW_REUSE_OK : TCPTW_REUSE_TOO_RECENT;
 }
 
-/* a failed connect()'s refusal, if a reason was found */
-static void count_refusal(struct tcptw_state *st, const struct sock *sk,
-			  bool bound, const struct tcptw_tuple *sk_t)
-{
-	struct tcptw_event ev;
-	struct tcptw_tuple t;
-	struct sock *tw;
-	s32 age = -1;
-	u8 reason;
-
-	reason = refusal(sk, bound, &tw);
-	if (reason == TCPTW_REUSE_OK)
-		goto out;
-	t = *sk_t;
-	if (tw) {
-		tcptw_tuple_from_tw(&t, inet_twsk(tw));
-		tcptw_tuple_swap(&t);	/* src = local, dst = remote */
-		age = tcptw_tw_age_ms(inet_twsk(tw));
-		tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
-	}
-	tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
-	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport,
-			TCPTW_PEER_DENIED_DISABLED + reason - 1, 0, 0);
-	if (!tcptw_event_start(st, &ev, TCPTW_EV_TW_REUSE_DENIED))
-		goto out;
-	ev.t = t;
-	ev.age_ms = age;
-	ev.reason = reason;
-	if (tw)
-		tcptw_event_ts_recent(&ev, inet_twsk(tw));
-	tcptw_event_push(st, &ev);
-out:
-	if (tw)
-		sock_gen_put(tw);
-}
-
 /*
  * connect() took over @tw's tuple (tcp_twsk_unique() granted it; tw.c
  * tells this deschedule apart): its peers row, age and event. The count
@@ -205,11 +172,14 @@ out:
  */
 static void set_state(const struct sock *sk, int oldstate, int newstate)
 {
-	enum tcptw_peer_col col;
+	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
 	struct tcptw_state *st;
 	struct tcptw_event ev;
 	struct tcptw_tuple t = {};
+	struct sock *tw = NULL;
+	s32 age = -1;
 	bool bound;
+	u8 reason;
 
 	if (oldstate != TCP_SYN_SENT || newstate != TCP_CLOSE ||
 	    sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
@@ -222,15 +192,36 @@ static void set_state(const struct sock *sk, int oldstate, int newstate)
 		goto out;
 	tcptw_inc(st, bound ? TCPTW_CONNECT_TUPLE_IN_USE :
 		  TCPTW_CONNECT_PORT_EXHAUSTED);
-	tcptw_tuple_from_sk(&t, sk);
 	col = bound ? TCPTW_PEER_TUPLE_IN_USE : TCPTW_PEER_PORT_EXHAUSTED;
-	tcptw_table_inc(st->peers, t.family, &t.daddr, t.dport, col, 0, 0);
+	tcptw_tuple_from_sk(&t, sk);
+	/* the refusal, once per failed connect(), on the same peers row */
+	reason = refusal(sk, bound, &tw);
+	if (tw) {
+		/* the tuple the TIME_WAIT socket holds: its port included */
+		tcptw_tuple_from_tw(&t, inet_twsk(tw));
+		tcptw_tuple_swap(&t);	/* src = local, dst = remote */
+		age = tcptw_tw_age_ms(inet_twsk(tw));
+	}
+	if (reason != TCPTW_REUSE_OK) {
+		if (tw)
+			tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
+		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
+		col2 = TCPTW_PEER_DENIED_DISABLED + reason - 1;
+	}
+	tcptw_table_inc2(st->peers, t.family, &t.daddr, t.dport, col, col2,
+			 0, 0);
+	/* one event, with the refusal's reason and its socket's age */
 	if (tcptw_event_start(st, &ev, bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
 			      TCPTW_EV_CONNECT_PORT_EXHAUSTED)) {
 		ev.t = t;
+		ev.age_ms = age;
+		ev.reason = reason;
+		if (tw)
+			tcptw_event_ts_recent(&ev, inet_twsk(tw));
 		tcptw_event_push(st, &ev);
 	}
-	count_refusal(st, sk, bound, &t);
+	if (tw)
+		sock_gen_put(tw);
 out:
 	rcu_read_unlock();
 }

@@ -19,10 +19,12 @@
  * Floods hit one row from every CPU (a SYN flood at one listener, PAWS
  * rejects from one NAT address), so a row's cache line must not take a
  * write per event. Each CPU keeps its latest row's counts aside (struct
- * table_pending: which row, at which sequence number, which column, how
- * many) and adds them to the row when the row or the column changes, at
- * most every jiffy, or after TABLE_BATCH counts (a batch of more than one
- * under the bucket's lock, so that a takeover cannot take it). Readers take
+ * table_pending: which row, at which sequence number, how many in each
+ * column) and adds them to the row when the row changes, at most every
+ * jiffy, or after TABLE_BATCH counts (a batch of more than one under the
+ * bucket's lock, so that a takeover cannot take it). That row is also
+ * where the next count looks first: a flood at one endpoint neither hashes
+ * its key nor walks its bucket. Readers take
  * every CPU's pending counts once per read (a generation number per CPU
  * gives them whole entries) and add those of each row they copy, so the
  * files are exact once the counting stops; while it runs, a CPU flushing
@@ -62,7 +64,7 @@ struct table_row {
 };
 
 /*
- * Per CPU: counts of one row and column not yet added to the row. Written
+ * Per CPU: counts of one row not yet added to the row, per column. Written
  * only by its CPU, interrupts off; @gen is odd while it changes, so that a
  * reader on another CPU takes a whole entry or tries again.
  */
@@ -71,8 +73,8 @@ struct table_pending {
 	u32 seq;		/* the row's seq when they were counted */
 	struct table_row *row;	/* NULL: nothing pending */
 	u32 bucket;		/* the row's bucket (its lock) */
-	u16 col;
-	u16 n;
+	u16 total;		/* the sum of n[] */
+	u16 n[TCPTW_TABLE_COLS];
 	u32 gauge[2];		/* the latest values given with them */
 	unsigned long since;	/* jiffies of the batch's counts */
 };
@@ -81,8 +83,7 @@ struct table_pending {
 struct pending_copy {
 	const struct table_row *row;
 	u32 seq;
-	u16 col;
-	u16 n;
+	u16 n[TCPTW_TABLE_COLS];
 	u32 gauge[2];
 	unsigned long since;
 };
@@ -121,7 +122,7 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 	tbl->nbuckets = n;
 	tbl->seed = get_random_u32();
 	tbl->bytes = bytes;
-	/* 40 bytes per CPU, charged; optional, and not in the budget */
+	/* 64 bytes per CPU, charged; optional, and not in the budget */
 	tbl->pending = alloc_percpu_gfp(struct table_pending,
 					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	for (i = 0; i < n; i++)
@@ -205,11 +206,27 @@ struct table_key {
 
 static bool row_matches(const struct table_row *r, const struct table_key *k)
 {
+	const u32 *a = r->addr.s6_addr32, *b = k->addr.s6_addr32;
+
 	if (!READ_ONCE(r->used) || READ_ONCE(r->port) != k->port ||
 	    READ_ONCE(r->family) != k->family)
 		return false;
 	/* lock-free readers recheck seq: a key rewritten meanwhile is ignored */
-	return !data_race(memcmp(&r->addr, &k->addr, sizeof(k->addr)));
+	return !(data_race(a[0] ^ b[0]) | data_race(a[1] ^ b[1]) |
+		 data_race(a[2] ^ b[2]) | data_race(a[3] ^ b[3]));
+}
+
+/* @r holds @k at sequence number @seq (even), read without the lock */
+static bool row_holds(const struct table_row *r, const struct table_key *k,
+		      u32 seq)
+{
+	/* pairs with row_rewrite_end(): a whole key after an even seq */
+	if ((seq & 1) || smp_load_acquire(&r->seq) != seq ||
+	    !row_matches(r, k))
+		return false;
+	/* the key was read whole: no rewrite began meanwhile */
+	smp_rmb();
+	return READ_ONCE(r->seq) == seq;
 }
 
 /*
@@ -225,13 +242,8 @@ static struct table_row *row_find(struct table_bucket *b,
 
 	for (i = 0; i < TABLE_WAYS; i++) {
 		r = &b->row[i];
-		/* pairs with row_rewrite_end(): a whole key after an even seq */
-		seq = smp_load_acquire(&r->seq);
-		if ((seq & 1) || !row_matches(r, k))
-			continue;
-		/* the key was read whole: no rewrite began meanwhile */
-		smp_rmb();
-		if (READ_ONCE(r->seq) == seq) {
+		seq = READ_ONCE(r->seq);
+		if (row_holds(r, k, seq)) {
 			*seqp = seq;
 			return r;
 		}
@@ -266,36 +278,52 @@ static void row_count(struct table_row *r, unsigned int col, unsigned int n,
  * the add and leave the batch with the row's next endpoint; a single count
  * races as any count does (the header).
  */
+static void pending_add(const struct table_pending *p)
+{
+	unsigned int c;
+
+	for (c = 0; c < TCPTW_TABLE_COLS; c++)
+		if (p->n[c])
+			row_count(p->row, c, p->n[c], p->since, p->gauge[0],
+				  p->gauge[1]);
+}
+
 static void pending_flush(struct tcptw_table *tbl, struct table_pending *p)
 {
 	struct table_row *r = p->row;
 	struct table_bucket *b;
 
-	if (!r || !p->n)
+	if (!r || !p->total)
 		return;
-	if (p->n == 1) {
+	if (p->total == 1) {
 		if (READ_ONCE(r->seq) == p->seq)
-			row_count(r, p->col, 1, p->since, p->gauge[0],
-				  p->gauge[1]);
+			pending_add(p);
 		return;
 	}
 	b = &tbl->b[p->bucket];
 	spin_lock(&b->lock);
 	if (r->seq == p->seq)
-		row_count(r, p->col, p->n, p->since, p->gauge[0], p->gauge[1]);
+		pending_add(p);
 	spin_unlock(&b->lock);
 }
 
-/* count @col of @r (found at @seq in bucket @bi) on this CPU, aside */
+/*
+ * Count @col and, unless it is TCPTW_TABLE_NO_COL, @col2 of @r (found at
+ * @seq in bucket @bi) on this CPU, aside.
+ */
 static void table_count(struct tcptw_table *tbl, struct table_row *r,
-			u32 seq, u32 bi, unsigned int col, unsigned long now,
-			u32 g0, u32 g1)
+			u32 seq, u32 bi, unsigned int col, unsigned int col2,
+			unsigned long now, u32 g0, u32 g1)
 {
+	unsigned int add = 1 + (col2 != TCPTW_TABLE_NO_COL);
 	struct table_pending *p;
 	unsigned long flags;
+	unsigned int c;
 
 	if (!tbl->pending) {
 		row_count(r, col, 1, now, g0, g1);
+		if (col2 != TCPTW_TABLE_NO_COL)
+			row_count(r, col2, 1, now, g0, g1);
 		return;
 	}
 	/* hooks run in task and BH context: one writer per CPU at a time */
@@ -304,27 +332,58 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 	WRITE_ONCE(p->gen, p->gen + 1);
 	/* the odd gen is visible before any field changes */
 	smp_wmb();
-	if (p->row != r || p->seq != seq || p->col != col ||
-	    p->since != now || p->n >= TABLE_BATCH) {
+	if (p->row != r || p->seq != seq || p->since != now ||
+	    p->total > TABLE_BATCH - add) {
 		/* readers never see a batch that is already in its row */
 		pending_flush(tbl, p);
 		WRITE_ONCE(p->row, r);
 		WRITE_ONCE(p->seq, seq);
 		WRITE_ONCE(p->bucket, bi);
-		WRITE_ONCE(p->col, col);
 		WRITE_ONCE(p->since, now);
-		WRITE_ONCE(p->n, 0);
+		WRITE_ONCE(p->total, 0);
+		for (c = 0; c < TCPTW_TABLE_COLS; c++)
+			WRITE_ONCE(p->n[c], 0);
 	}
 	WRITE_ONCE(p->gauge[0], g0);
 	WRITE_ONCE(p->gauge[1], g1);
-	WRITE_ONCE(p->n, p->n + 1);
+	WRITE_ONCE(p->n[col], p->n[col] + 1);
+	if (col2 != TCPTW_TABLE_NO_COL)
+		WRITE_ONCE(p->n[col2], p->n[col2] + 1);
+	WRITE_ONCE(p->total, p->total + add);
 	/* pairs with pending_read(): the fields before the even gen */
 	smp_store_release(&p->gen, p->gen + 1);
 	local_irq_restore(flags);
 }
 
-void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
-		     __be16 port, unsigned int col, u32 g0, u32 g1)
+/*
+ * The row this CPU counted last, if it still holds @k: a flood at one
+ * endpoint finds its row without hashing. Read with interrupts on: a
+ * handler that moves the pending entry meanwhile only makes this a miss
+ * (or a hit on a row that still holds @k, checked by its seq).
+ */
+static struct table_row *row_last(struct tcptw_table *tbl,
+				  const struct table_key *k, u32 *seqp,
+				  u32 *bi)
+{
+	struct table_pending *p;
+	struct table_row *r;
+	u32 seq;
+
+	if (!tbl->pending)
+		return NULL;
+	p = raw_cpu_ptr(tbl->pending);
+	r = READ_ONCE(p->row);
+	seq = READ_ONCE(p->seq);
+	*bi = READ_ONCE(p->bucket);
+	if (!r || *bi >= tbl->nbuckets || !row_holds(r, k, seq))
+		return NULL;
+	*seqp = seq;
+	return r;
+}
+
+void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
+		      __be16 port, unsigned int col, unsigned int col2,
+		      u32 g0, u32 g1)
 {
 	struct table_key key = { .port = port, .family = family };
 	struct table_row *r, *victim = NULL;
@@ -332,18 +391,25 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	struct table_bucket *b;
 	unsigned long flags;
 	unsigned int i;
-	u32 seq;
+	u32 seq, bi;
 
 	if (!tbl)
 		return;		/* no table in this netns (status file) */
-	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS))
+	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
+			 (col2 >= TCPTW_TABLE_COLS &&
+			  col2 != TCPTW_TABLE_NO_COL)))
 		return;
 	memcpy(&key.addr, addr, family == AF_INET6 ? 16 : 4);
-	b = &tbl->b[jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1)];
-
+	r = row_last(tbl, &key, &seq, &bi);
+	if (r) {
+		table_count(tbl, r, seq, bi, col, col2, now, g0, g1);
+		return;
+	}
+	bi = jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1);
+	b = &tbl->b[bi];
 	r = row_find(b, &key, &seq);
 	if (r) {
-		table_count(tbl, r, seq, b - tbl->b, col, now, g0, g1);
+		table_count(tbl, r, seq, bi, col, col2, now, g0, g1);
 		return;
 	}
 
@@ -371,15 +437,24 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 found:
 	/* a row's first count is its own: it stamps the row at once */
 	row_count(r, col, 1, now, g0, g1);
+	if (col2 != TCPTW_TABLE_NO_COL)
+		row_count(r, col2, 1, now, g0, g1);
 	spin_unlock_irqrestore(&b->lock, flags);
+}
+
+void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
+		     __be16 port, unsigned int col, u32 g0, u32 g1)
+{
+	tcptw_table_inc2(tbl, family, addr, port, col, TCPTW_TABLE_NO_COL,
+			 g0, g1);
 }
 
 /* a whole copy of @p (written by another CPU); false if it has nothing */
 static bool pending_read(const struct table_pending *p,
 			 struct pending_copy *c)
 {
-	unsigned int tries = 0;
-	u32 gen;
+	unsigned int tries = 0, col;
+	u32 gen, total;
 
 	do {
 		/* pairs with the release in table_count() */
@@ -391,15 +466,16 @@ static bool pending_read(const struct table_pending *p,
 		}
 		c->row = READ_ONCE(p->row);
 		c->seq = READ_ONCE(p->seq);
-		c->col = READ_ONCE(p->col);
-		c->n = READ_ONCE(p->n);
+		total = READ_ONCE(p->total);
+		for (col = 0; col < TCPTW_TABLE_COLS; col++)
+			c->n[col] = READ_ONCE(p->n[col]);
 		c->gauge[0] = READ_ONCE(p->gauge[0]);
 		c->gauge[1] = READ_ONCE(p->gauge[1]);
 		c->since = READ_ONCE(p->since);
 		/* the fields were read whole: no update began meanwhile */
 		smp_rmb();
 		if (READ_ONCE(p->gen) == gen)
-			return c->row && c->n && c->col < TCPTW_TABLE_COLS;
+			return c->row && total;
 	} while (++tries < 1000);
 	return false;
 }
@@ -408,11 +484,17 @@ static bool pending_read(const struct table_pending *p,
 static void row_add_pending(struct tcptw_row *out,
 			    const struct pending_copy *c)
 {
-	unsigned long last = out->col_last[c->col];
+	unsigned long last;
+	unsigned int col;
 
-	out->cnt[c->col] += c->n;
-	if (!last || time_after(c->since, last))
-		out->col_last[c->col] = c->since ?: 1;
+	for (col = 0; col < TCPTW_TABLE_COLS; col++) {
+		if (!c->n[col])
+			continue;
+		last = out->col_last[col];
+		out->cnt[col] += c->n[col];
+		if (!last || time_after(c->since, last))
+			out->col_last[col] = c->since ?: 1;
+	}
 	if (time_after(c->since, out->last)) {
 		out->last = c->since;
 		out->gauge[0] = c->gauge[0];

@@ -46,6 +46,11 @@ void tcptw_table_reset(struct tcptw_table *tbl);
  */
 void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 		     __be16 port, unsigned int col, u32 g0, u32 g1);
+/* the same for two columns of one row at once (@col2: or TCPTW_TABLE_NO_COL) */
+#define TCPTW_TABLE_NO_COL	(~0U)
+void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
+		      __be16 port, unsigned int col, unsigned int col2,
+		      u32 g0, u32 g1);
 /* Call @show on a copy of every used row. */
 void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
 			  void (*show)(struct seq_file *seq,

@@ -154,6 +154,9 @@ test_bursts()
 			"$(rl_tw TwReuseDeniedTooRecent)"
 		check_mod_eq "peers $peer 8080 port_exhausted == client EADDRNOTAVAIL" \
 			"$(rl_peer "$cli" "$peer" 8080 port_exhausted)" "$fail"
+		check_mod_eq "connect_port_exhausted events with reason too_recent == client EADDRNOTAVAIL" \
+			"$(events_count "$cli" connect_port_exhausted "reason=too_recent")" \
+			"$fail"
 	else
 		check_err 1 "setup failed"
 	fi
@@ -544,8 +547,11 @@ test_reuse_delay()
 			"$LATE_GRANTED" "$LATE_RECYCLED"
 		check_mod_eq "late: ConnectPortExhausted" "$LATE_EXHAUSTED" 0
 		if [ "$HAVE_MODULE" = 1 ]; then
+			check_eq "connect_port_exhausted events, reason too_recent" \
+				"$(events_count "$cli" connect_port_exhausted "reason=too_recent")" \
+				"$EARLY_EXHAUSTED"
 			check_eq "too_recent events with age_ms >= 5000" \
-				"$(events_age_bad "$cli" tw_reuse_denied too_recent lt 5000)" 0
+				"$(events_age_bad "$cli" connect_port_exhausted too_recent lt 5000)" 0
 			check_eq "tw_reuse_granted events with age_ms < 5000" \
 				"$(events_age_bad "$cli" tw_reuse_granted - ge 5000)" 0
 			check_eq "tw_reuse_granted events" \
