@@ -18,3 +18,9 @@ unsigned int tcptw_test_tfo_delay_us;
 module_param_named(test_tfo_delay_us, tcptw_test_tfo_delay_us, uint, 0444);
 MODULE_PARM_DESC(test_tfo_delay_us,
 		 "test build: us to spin before a Fast Open child is created (at load)");
+
+unsigned int tcptw_test_tw_syn_delay_us;
+module_param_named(test_tw_syn_delay_us, tcptw_test_tw_syn_delay_us, uint,
+		   0444);
+MODULE_PARM_DESC(test_tw_syn_delay_us,
+		 "test build: us to spin after a TIME_WAIT socket accepts a SYN (at most 10000)");

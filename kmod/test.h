@@ -17,6 +17,8 @@
 extern unsigned int tcptw_test_attach_delay_ms;
 /* us to spin at the entry of a Fast Open child's syn_recv_sock (listen.c) */
 extern unsigned int tcptw_test_tfo_delay_us;
+/* us to spin after a TCP_TW_SYN verdict, before the listener lookup (tw.c) */
+extern unsigned int tcptw_test_tw_syn_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
 #else
@@ -26,6 +28,7 @@ static inline void tcptw_test_coexist_uninit(void)
 
 #define tcptw_test_attach_delay_ms 0U
 #define tcptw_test_tfo_delay_us 0U
+#define tcptw_test_tw_syn_delay_us 0U
 #endif
 
 static inline void tcptw_test_delay(unsigned int ms)

@@ -30,6 +30,7 @@
 #include "probes.h"
 #include "tuple.h"
 #include "twage.h"
+#include "test.h"
 
 /* what tcp_timewait_state_process() will decide for this segment */
 enum tw_verdict {
@@ -108,18 +109,25 @@ static enum tw_verdict time_wait_verdict(const struct inet_timewait_sock *tw,
 /*
  * A SYN the TIME_WAIT socket accepted (TCP_TW_SYN) is "recycled" when
  * tcp_v{4,6}_rcv(), having found a listener for it, deschedules that
- * socket on this CPU right after tcp_timewait_state_process() returned
- * (only the listener lookup in between). Without a listener the kernel
- * ACKs instead and nothing consumes the stash: the next TIME_WAIT segment
- * on this CPU clears it, and a deschedule of the same socket later (a
- * netns purge, ss -K) is told apart by the time since the verdict. No
- * pointer here is ever dereferenced: the socket is the deschedule's own.
+ * socket on this CPU while it still handles the same packet (only the
+ * listener lookup in between). Without a listener the kernel ACKs instead
+ * and nothing consumes the stash: the next TIME_WAIT segment on this CPU
+ * clears it, and a deschedule of the same socket later (a netns purge,
+ * ss -K) is told apart by the packets this CPU received since the
+ * verdict (softnet_data.processed, counted by __netif_receive_skb_core()
+ * for every packet on all four kernels; a list of packets is counted
+ * before any of them reaches TCP, so one packet's verdict and deschedule
+ * see the same number), and by the time since it. Not by time alone: a
+ * vCPU the host stops for a millisecond between the two (TCG on a busy
+ * host) is no reason to miss a recycle. No pointer here is ever
+ * dereferenced: the socket is the deschedule's own.
  */
-#define TW_SYN_WINDOW_NS	(1000 * NSEC_PER_USEC)
+#define TW_SYN_WINDOW_NS	NSEC_PER_SEC
 
 struct tw_syn_stash {
 	const void *tw;
 	u64 when_ns;		/* local_clock() at the verdict */
+	unsigned int rx;	/* this CPU's softnet_data.processed then */
 	s32 age_ms;
 };
 
@@ -165,6 +173,60 @@ static void tw_paws(struct tcptw_state *st, const struct inet_timewait_sock *tw,
 	tw_event(st, tw, s, age_ms, TCPTW_EV_TW_SYN_PAWS_REJECTED);
 }
 
+/*
+ * The TSval tcp_parse_options(net, skb, &opt, 0, NULL) would find in the
+ * options of @th, as tcp_timewait_state_process() calls it: the last
+ * well-formed timestamp option before the end or a malformed option, and
+ * only with net.ipv4.tcp_timestamps on (estab 0). The kernel's parse also
+ * decodes every other option, at several times the cost, for nothing
+ * this needs.
+ */
+static bool tw_seg_tsval(const struct net *net, const struct tcphdr *th,
+			 u32 *tsval)
+{
+	const u8 *ptr = (const u8 *)(th + 1);
+	int length = th->doff * 4 - (int)sizeof(*th);
+	bool saw = false;
+	int opsize;
+
+	while (length > 0) {
+		switch (*ptr) {
+		case TCPOPT_EOL:
+			return saw;
+		case TCPOPT_NOP:
+			ptr++;
+			length--;
+			continue;
+		}
+		if (length < 2)
+			return saw;
+		opsize = ptr[1];
+		if (opsize < 2 || opsize > length)
+			return saw;
+		if (*ptr == TCPOPT_TIMESTAMP && opsize == TCPOLEN_TIMESTAMP &&
+		    READ_ONCE(net->ipv4.sysctl_tcp_timestamps)) {
+			saw = true;
+			*tsval = get_unaligned_be32(ptr + 2);
+		}
+		ptr += opsize;
+		length -= opsize;
+	}
+	return saw;
+}
+
+/* tcp_paws_reject() of a segment with @tsval at @tcptw */
+static noinline bool tw_seg_paws(const struct tcp_timewait_sock *tcptw,
+				 int stamp, u32 tsval, bool rst)
+{
+	struct tcp_options_received opt = {};
+
+	opt.saw_tstamp = 1;
+	opt.rcv_tsval = tsval;
+	opt.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
+	opt.ts_recent_stamp = stamp;
+	return tcp_paws_reject(&opt, rst);
+}
+
 /* tcp_timewait_state_process(tw, skb, th, ...) */
 static void tw_process_pre(struct pt_regs *regs)
 {
@@ -174,7 +236,6 @@ static void tw_process_pre(struct pt_regs *regs)
 	const struct tcp_timewait_sock *tcptw = tcp_twsk((struct sock *)tw);
 	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
 	struct net *net = twsk_net(tw);
-	struct tcp_options_received opt;
 	enum tw_verdict v;
 	struct tcptw_state *st;
 	struct tw_seg s = {};
@@ -187,16 +248,10 @@ static void tw_process_pre(struct pt_regs *regs)
 	s.end_seq = TCP_SKB_CB(skb)->end_seq;
 	/* the same parse and check as tcp_timewait_state_process() */
 	stamp = READ_ONCE(tcptw->tw_ts_recent_stamp);
-	if (th->doff > (sizeof(*th) >> 2) && stamp) {
-		memset(&opt, 0, sizeof(opt));
-		tcp_parse_options(net, skb, &opt, 0, NULL);
-		if (opt.saw_tstamp) {
-			opt.ts_recent = READ_ONCE(tcptw->tw_ts_recent);
-			opt.ts_recent_stamp = stamp;
-			s.ts = true;
-			s.tsval = opt.rcv_tsval;
-			s.paws = tcp_paws_reject(&opt, th->rst);
-		}
+	if (th->doff > (sizeof(*th) >> 2) && stamp &&
+	    tw_seg_tsval(net, th, &s.tsval)) {
+		s.ts = true;
+		s.paws = tw_seg_paws(tcptw, stamp, s.tsval, th->rst);
 	}
 	if (READ_ONCE(tw->tw_substate) == TCP_FIN_WAIT2)
 		v = fin_wait2_verdict(tcptw, th, &s);
@@ -221,7 +276,10 @@ static void tw_process_pre(struct pt_regs *regs)
 	case TW_SYN:
 		stash->tw = tw;
 		stash->when_ns = local_clock();
+		stash->rx = __this_cpu_read(softnet_data.processed);
 		stash->age_ms = age;
+		/* test build: a slow listener lookup (tcptw_syn_recycled.sh) */
+		tcptw_test_udelay(min(tcptw_test_tw_syn_delay_us, 10000U));
 		break;
 	case TW_KILL:
 		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
@@ -266,7 +324,8 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 	if (stash->tw != tw)
 		return;
 	stash->tw = NULL;
-	if (local_clock() - stash->when_ns > TW_SYN_WINDOW_NS)
+	if (stash->rx != __this_cpu_read(softnet_data.processed) ||
+	    local_clock() - stash->when_ns > TW_SYN_WINDOW_NS)
 		return;
 	rcu_read_lock();
 	/* @tw's own netns: the caller holds @tw, and @tw its netns */
