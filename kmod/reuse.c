@@ -162,15 +162,17 @@ out:
 }
 
 /*
- * sock:inet_sock_set_state(sk, oldstate, newstate), on every state change
- * of every inet socket: returns at the first test but for SYN-SENT ->
- * CLOSE. connect() leaves SYN-SENT without sending its SYN (segs_out 0)
- * and without an error (sk_err 0: not a RST, a timeout or an ICMP error)
- * only when inet_hash_connect() found no 4-tuple. One other failure looks
+ * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()).
+ * connect() leaves SYN-SENT without sending its SYN (segs_out 0) and
+ * without an error (sk_err 0: not a RST, a timeout or an ICMP error) only
+ * when inet_hash_connect() found no 4-tuple. One other failure looks
  * alike: a route or buffer lost between the port's choice and the SYN,
- * which would count as ConnectTupleInUse.
+ * which would count as ConnectTupleInUse. Out of line: its locals (an
+ * event, tuples), zeroed on entry by kernels built with
+ * CONFIG_INIT_STACK_ALL_ZERO, cost nothing to the state changes that
+ * fail the first test.
  */
-static void set_state(const struct sock *sk, int oldstate, int newstate)
+static noinline void syn_sent_closed(const struct sock *sk)
 {
 	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
 	struct tcptw_state *st;
@@ -181,8 +183,7 @@ static void set_state(const struct sock *sk, int oldstate, int newstate)
 	bool bound;
 	u8 reason;
 
-	if (oldstate != TCP_SYN_SENT || newstate != TCP_CLOSE ||
-	    sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
+	if (sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
 	    READ_ONCE(tcp_sk(sk)->segs_out))
 		return;
 	bound = inet_sk(sk)->inet_num != 0;
@@ -226,13 +227,19 @@ out:
 	rcu_read_unlock();
 }
 
+/*
+ * sock:inet_sock_set_state(sk, oldstate, newstate), on every state change
+ * of every inet socket: only SYN-SENT -> CLOSE goes further.
+ */
 static void tp_inet_sock_set_state(void *data, const struct sock *sk,
 				   const int oldstate, const int newstate)
 {
 	tcptw_probe_hit(data);
+	if (likely(oldstate != TCP_SYN_SENT || newstate != TCP_CLOSE))
+		return;
 	/* v6.x+ may call tracepoint handlers preemptible (compat.h) */
 	tcptw_compat_tp_enter();
-	set_state(sk, oldstate, newstate);
+	syn_sent_closed(sk);
 	tcptw_compat_tp_exit();
 }
 
