@@ -15,6 +15,9 @@
 #
 # Environment: ROUNDS, BENCH_ONLY (a comma list of workloads),
 # BENCH_SCALE (multiplies every phase's size; 0.1 for a dry run),
+# BENCH_MODES (a comma list of off, tcptw, bpftrace), BENCH_PROF=1 (a
+# profile per phase: scripts/insn-prof.py says where the instructions a
+# mode adds are, by function),
 # BENCH_ICOUNT (QEMU's -icount setting, default shift=3,sleep=on; empty:
 # guest time is real time),
 # VM_BASE_APPEND (default empty here: no slub_debug or poisoning, whose
@@ -64,7 +67,16 @@ export VM_CPUS=${VM_CPUS:-1}
 # when other guests started beside it). icount needs one vCPU (no MTTCG).
 icount=${BENCH_ICOUNT-shift=3,sleep=on}
 export VM_QEMU_OPTS="${VM_QEMU_OPTS:-}${icount:+ -icount $icount}"
-export VM_QEMU_OPTS="${VM_QEMU_OPTS# } -plugin $plugin,out=$marks"
+# BENCH_PROF=1: a per-block profile at each mark, and the guest's symbols,
+# under .cache/bench/prof-K/ (scripts/insn-prof.py reads them)
+prof=
+if [ -n "${BENCH_PROF:-}" ]; then
+	pdir=$bdir/prof-$k
+	rm -rf "$pdir"
+	mkdir -p "$pdir"
+	prof=",prof=$pdir/p"
+fi
+export VM_QEMU_OPTS="${VM_QEMU_OPTS# } -plugin $plugin,out=$marks$prof"
 commit=$(git describe --always --dirty 2>/dev/null || echo unknown)
 qemu=$(qemu-system-x86_64 --version | sed -n '1s/^QEMU emulator version //p')
 meta=$(printf '{"commit": "%s", "kmod_commit": "%s", "qemu": "%s", "icount": "%s"}' \
@@ -73,5 +85,5 @@ meta=$(printf '{"commit": "%s", "kmod_commit": "%s", "qemu": "%s", "icount": "%s
 export VM_TIMEOUT=${VM_TIMEOUT:-$((900 + 720 * rounds))}
 rc=0
 scripts/vng-run.sh "$k" \
-	"scripts/bench_vm.py $(printf '%q' "$ko") --rounds $rounds --scale $scale --marks $(printf '%q' "$marks") --meta $(printf '%q' "$meta")${BENCH_ONLY:+ --only $BENCH_ONLY}" || rc=$?
+	"scripts/bench_vm.py $(printf '%q' "$ko") --rounds $rounds --scale $scale --marks $(printf '%q' "$marks") --meta $(printf '%q' "$meta")${BENCH_ONLY:+ --only $BENCH_ONLY}${BENCH_MODES:+ --modes $BENCH_MODES}${prof:+ --kallsyms $(printf '%q' "$pdir/kallsyms")}" || rc=$?
 exit "$rc"

@@ -90,6 +90,7 @@ class Marks:
         self.path = path
         self.pos = 0
         self.mark = None
+        self.nums = []
         if path and os.path.exists(path):
             self.pos = os.path.getsize(path)
             # the marker for a stock binary, executed from here: a page
@@ -110,8 +111,10 @@ class Marks:
         # only whole lines; a partial one is read again next time
         end = data.rfind("\n") + 1
         self.pos += len(data[:end].encode())
-        return [int(m.group(1)) for m in
-                re.finditer(r"^mark \d+ insns (\d+)$", data[:end], re.M)]
+        found = re.findall(r"^mark (\d+) insns (\d+)$", data[:end], re.M)
+        # the marks' numbers, for a profile (BENCH_PROF, insn-prof.py)
+        self.nums = [int(n) for n, _ in found]
+        return [int(t) for _, t in found]
 
 
 MARKS = Marks(None)
@@ -534,6 +537,9 @@ def main():
                     help="multiply every phase's size (a dry run: 0.1)")
     ap.add_argument("--warmup", type=int, default=1,
                     help="passes over the workloads, mode off, not counted")
+    ap.add_argument("--kallsyms", default="",
+                    help="copy /proc/kallsyms here once tcptw is loaded "
+                    "(a profile's symbols, BENCH_PROF)")
     ap.add_argument("--meta", default="{}", help="JSON merged into the "
                     "output (bench.sh: commit, QEMU version)")
     a = ap.parse_args()
@@ -581,10 +587,21 @@ def main():
                 print("# /proc/net/tcptw/probes:\n" + sh(
                     "cat /proc/net/tcptw/probes", check=False).stdout,
                     flush=True)
+                if a.kallsyms:
+                    with open("/proc/kallsyms") as f, \
+                            open(a.kallsyms, "w") as o:
+                        o.write(f.read())
             try:
                 for w in only:
                     try:
                         runs[w][mode][r] = globals()["w_" + w]()
+                        if a.kallsyms and runs[w][mode][r]:
+                            # the phase's marks, beside the symbols
+                            with open(os.path.join(os.path.dirname(
+                                    a.kallsyms), "phases"), "a") as o:
+                                print(w, mode, r + 1,
+                                      *(MARKS.nums + [0, 0])[:2],
+                                      runs[w][mode][r]["units"], file=o)
                     except (Fail, subprocess.CalledProcessError) as e:
                         failed.append(f"{w} {mode} round {r + 1}: {e}")
                         print(f"# FAIL {failed[-1]}", flush=True)

@@ -22,6 +22,14 @@
  * callback sums the slots; another vCPU's slot is as of the block it is
  * running, which is within one block of exact.
  *
+ * With prof=PATH it also profiles: each translated block gets a counter
+ * of its own (a slot of a second scoreboard, an inline add per execution),
+ * and at mark N the blocks that ran since the previous mark are written to
+ * PATH.N, one "VADDR INSNS" line per block (its instructions times its
+ * executions; a block translated twice gives two lines).
+ * scripts/insn-prof.py maps them to the guest's symbols. At most PROF_MAX
+ * blocks are profiled; the ones translated later count only in the total.
+ *
  * Debian ships no qemu-plugin.h, so the few declarations used are below,
  * copied in meaning from QEMU's include/qemu/qemu-plugin.h at API version
  * 3 (QEMU 9.1 to 10.x load 2 to 4): scoreboards and per-vCPU inline ops
@@ -32,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define QEMU_PLUGIN_EXPORT __attribute__((visibility("default")))
@@ -100,6 +109,7 @@ size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 struct qemu_plugin_scoreboard *qemu_plugin_scoreboard_new(size_t element_size);
 uint64_t qemu_plugin_u64_sum(qemu_plugin_u64 entry);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 void qemu_plugin_outs(const char *string);
 /* ---- end of qemu-plugin.h ---- */
 
@@ -112,6 +122,42 @@ static const uint8_t marker[] = { 0x66, 0x87, 0xdb };	/* xchg %bx,%bx */
 static qemu_plugin_u64 insns;
 static uint64_t marks;
 static FILE *out;
+
+/* the profile (prof=PATH): per block, its start, size and last count */
+#define PROF_MAX (1U << 20)
+struct prof_tb {
+	uint64_t vaddr;
+	uint64_t n_insns;
+	uint64_t last;		/* executions up to the previous mark */
+};
+static const char *prof_path;
+static struct qemu_plugin_scoreboard *prof_score;
+static struct prof_tb *prof_tb;
+static uint32_t prof_n;
+
+static void prof_dump(uint64_t mark)
+{
+	char path[4096];
+	uint32_t i, n = __atomic_load_n(&prof_n, __ATOMIC_RELAXED);
+	qemu_plugin_u64 e = { prof_score, 0 };
+	uint64_t c;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s.%" PRIu64, prof_path, mark);
+	f = fopen(path, "w");
+	if (n > PROF_MAX)
+		n = PROF_MAX;
+	for (i = 0; i < n; i++) {
+		e.offset = (size_t)i * sizeof(uint64_t);
+		c = qemu_plugin_u64_sum(e);
+		if (c != prof_tb[i].last && f)
+			fprintf(f, "%" PRIx64 " %" PRIu64 "\n", prof_tb[i].vaddr,
+				(c - prof_tb[i].last) * prof_tb[i].n_insns);
+		prof_tb[i].last = c;
+	}
+	if (f)
+		fclose(f);
+}
 
 static void emit(const char *line)
 {
@@ -133,6 +179,8 @@ static void on_mark(unsigned int vcpu, void *udata)
 	n = __atomic_add_fetch(&marks, 1, __ATOMIC_RELAXED);
 	snprintf(line, sizeof(line), "mark %" PRIu64 " insns %" PRIu64 "\n", n,
 		 qemu_plugin_u64_sum(insns));
+	if (prof_path)
+		prof_dump(n);
 	emit(line);
 }
 
@@ -144,6 +192,19 @@ static void on_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 	(void)id;
 	qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
 		tb, QEMU_PLUGIN_INLINE_ADD_U64, insns, n);
+	if (prof_path) {
+		/* vCPU threads translate concurrently without icount */
+		uint32_t k = __atomic_fetch_add(&prof_n, 1, __ATOMIC_RELAXED);
+
+		if (k < PROF_MAX) {
+			qemu_plugin_u64 e = { prof_score, k * sizeof(uint64_t) };
+
+			prof_tb[k].vaddr = qemu_plugin_tb_vaddr(tb);
+			prof_tb[k].n_insns = n;
+			qemu_plugin_register_vcpu_tb_exec_inline_per_vcpu(
+				tb, QEMU_PLUGIN_INLINE_ADD_U64, e, 1);
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
 
@@ -190,6 +251,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 				perror(argv[i] + 4);
 				return -1;
 			}
+		} else if (!strncmp(argv[i], "prof=", 5)) {
+			prof_path = argv[i] + 5;
 		} else {
 			fprintf(stderr, "insn-count: unknown option %s\n",
 				argv[i]);
@@ -198,6 +261,13 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 	}
 	insns.score = qemu_plugin_scoreboard_new(sizeof(uint64_t));
 	insns.offset = 0;
+	if (prof_path) {
+		prof_score = qemu_plugin_scoreboard_new(PROF_MAX *
+							sizeof(uint64_t));
+		prof_tb = calloc(PROF_MAX, sizeof(*prof_tb));
+		if (!prof_tb)
+			return -1;
+	}
 	qemu_plugin_register_vcpu_tb_trans_cb(id, on_trans);
 	qemu_plugin_register_atexit_cb(id, on_atexit, NULL);
 	return 0;
