@@ -976,6 +976,31 @@ check_str()
 	fi
 }
 
+# check_findings NAME FILE WANT [MAY...] : diagnose's (or a run's) findings
+# in FILE include every id of WANT (a space-separated list) and nothing
+# but those and the MAY ids: findings that a starved guest adds on its
+# own (a load tool's timeouts resetting idle connections) are allowed by
+# name, nothing else is.
+check_findings()
+{
+	local name=$1 got want=$3 id bad=""
+	shift 3
+
+	got=$(findings "$2")
+	for id in $want; do
+		[[ " $got " == *" $id "* ]] || bad+=" missing:$id"
+	done
+	for id in $got; do
+		[[ " $want $* " == *" $id "* ]] || bad+=" unexpected:$id"
+	done
+	if [ -z "$bad" ]; then
+		diag "  ok: $name: '$got'${*:+ (allowed besides: $*)}"
+	else
+		diag "  FAIL: $name: got '$got', want '$want'${*:+ (and maybe: $*)}:$bad"
+		check_err 1 "$name: got '$got', want '$want'"
+	fi
+}
+
 # idle_rsts NS : RSTs received in NS after 4096 ms or more of silence: the
 # buckets of the hist row rst_received_idle whose lower bound (half their
 # le_ms bound) is 4096 or more; tcptw diagnose's DIAG_IDLE_RST_MS.

@@ -417,13 +417,17 @@ test_backlog()
 	check_eq "kernel SYN flooding lines for other ports" \
 		"$(grep 'Possible SYN flooding' "$DMESG" | grep -cvE 'port ([^ ]*:)?9000\.')" 0
 	if have_cli; then
-		check_str "diagnose findings" "$(findings "$TMPDIR_T/backlog.diag.json")" accept_queue
+		# wrk gives up on a request after 2 s (--timeout): a guest too
+		# slow to answer in time also shows its resets of idle
+		# connections (nat_idle_reset)
+		check_findings "diagnose findings" "$TMPDIR_T/backlog.diag.json" \
+			accept_queue nat_idle_reset
 		run_eq mib TcpExtListenOverflows "$ovf"
 		run_eq mib TcpExtSyncookiesSent "$ck"
 		run_eq counters ListenOverflow "$ovf"
 		run_eq counters ListenSynCookieSent "$ck"
-		check_str "tcptw run: findings" \
-			"$(findings "$TMPDIR_T/backlog.run.json")" accept_queue
+		check_findings "tcptw run: findings" \
+			"$TMPDIR_T/backlog.run.json" accept_queue nat_idle_reset
 		example backlog backlog "php-fpm listen.backlog = 10, net.core.somaxconn = 10"
 	fi
 	cleanup_all_ns
@@ -543,6 +547,14 @@ test_ports_keepalive()
 		check_err 1 "setup failed"
 	else
 		lab_run keepalive
+		# a control without traffic proves nothing: a guest starved
+		# through all of wrk's 3 s is given one more run
+		if [ "$(awk '/requests in/ { print $1 }' "$WRK")" = 0 ]; then
+			diag "wrk made no request (starved guest): once more, in new namespaces"
+			cleanup_all_ns
+			lab_start keepalive 4096 $KEEPALIVE 4096 $KEEPALIVE &&
+				lab_run keepalive
+		fi
 		check_gt "wrk requests" "$(awk '/requests in/ { print $1 }' "$WRK")" 0
 		check_eq "nginx E99 log lines" "$E99" 0
 		check_mod_eq "srv ConnectPortExhausted" \
