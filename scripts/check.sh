@@ -251,15 +251,39 @@ fi
 # Per kernel: fetch and build in order, then start its guests in the
 # background at once; up to VM_JOBS guests run side by side (vng-run.sh's
 # VM_SLOTS). With several kernels each kernel's scripts are dealt out to
-# VM_PARTS guests (default 2): the 5.10 suite takes twice as long as the
-# others, and whole suites could not fill two lanes evenly. Results are
-# tallied per kernel in the order given, after every guest has exited.
+# VM_PARTS guests (default 3), by their durations (selftests/durations:
+# longest first, each to the part with the least so far), so that the
+# parts end together and none comes near VM_TIMEOUT on a slow machine
+# (two parts of 6.1's suite took 40 minutes each on a slow CI run).
+# Results are tallied per kernel in the order given, after every guest
+# has exited.
 multi=$([ $((${#kernels[@]} - n_build)) -gt 1 ] && echo 1 || echo 0)
 VM_JOBS=${VM_JOBS:-$((multi + 1))}
-VM_PARTS=${VM_PARTS:-$((multi + 1))}
-# a part of the 5.10 suite beside another guest takes about 25 minutes
+VM_PARTS=${VM_PARTS:-$((multi * 2 + 1))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$([ "$VM_PARTS" -gt 1 ] && echo 2700 || echo 4200)}
 mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
+# deal_parts : part_of[SCRIPT] = its part, longest script first to the
+# part with the least time so far (120 s for a script not in durations)
+declare -A part_of=()
+deal_parts()
+{
+	local s t p best
+	local -a load=()
+
+	for ((p = 0; p < VM_PARTS; p++)); do load[p]=0; done
+	while read -r t s; do
+		best=0
+		for ((p = 1; p < VM_PARTS; p++)); do
+			[ "${load[p]}" -lt "${load[best]}" ] && best=$p
+		done
+		part_of[$s]=$best
+		load[best]=$((load[best] + t))
+	done < <(for s in "${suite[@]}"; do
+		t=$(awk -v s="$s" '$1 == s { print $2 }' selftests/durations 2>/dev/null)
+		echo "${t:-120} $s"
+	done | sort -rn -k1,1 -k2,2)
+}
+deal_parts
 # failed[K]: the step that failed before K's guest could start, if any;
 # vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
 declare -A vm_pid vm_t0 failed
@@ -290,8 +314,8 @@ for k in "${kernels[@]}"; do
 	[ -x selftests/run_vm.sh ] || continue
 	for ((p = 0; p < VM_PARTS; p++)); do
 		part=()
-		for ((i = p; i < ${#suite[@]}; i += VM_PARTS)); do
-			part+=("${suite[i]}")
+		for s in "${suite[@]}"; do
+			[ "${part_of[$s]}" != "$p" ] || part+=("$s")
 		done
 		[ ${#part[@]} -gt 0 ] || continue
 		echo "== kernel $k: VM $p started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
