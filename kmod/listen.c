@@ -88,22 +88,30 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
  * local address the SYN was sent to); an SO_REUSEPORT group binds them
  * all alike, so it shares one row.
  */
+static noinline void listen_event(struct tcptw_state *st,
+				  const struct sk_buff *skb, u8 type, u8 reason)
+{
+	struct tcptw_event ev;
+
+	tcptw_event_init(&ev, type);
+	tcptw_tuple_from_skb(&ev.t, skb);
+	ev.reason = reason;
+	tcptw_event_push(st, &ev);
+}
+
 static void listen_count(struct tcptw_state *st, const struct sock *sk,
 			 const struct sk_buff *skb,
 			 enum tcptw_listener_col col, u8 type, u8 reason)
 {
-	struct tcptw_event ev;
 	u32 backlog, max;
 
 	listen_gauges(sk, &backlog, &max);
 	tcptw_table_inc(st->listeners, sk->sk_family,
 			tcptw_compat_sk_bound_addr(sk),
 			inet_sk(sk)->inet_sport, col, backlog, max);
-	if (!tcptw_event_start(st, &ev, type))
-		return;
-	tcptw_tuple_from_skb(&ev.t, skb);
-	ev.reason = reason;
-	tcptw_event_push(st, &ev);
+	/* a SYN flood: most are only counted (event_rate) */
+	if (tcptw_event_ok(st, type))
+		listen_event(st, skb, type, reason);
 }
 
 /*

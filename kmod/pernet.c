@@ -96,14 +96,24 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 	tcptw_event_push(st, ev);
 }
 
-bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
-		       u8 type)
+bool tcptw_event_ok(struct tcptw_state *st, u8 type)
 {
-	if (!st->ring || !emit_allowed(st, type))
-		return false;
+	return st->ring && emit_allowed(st, type);
+}
+
+void tcptw_event_init(struct tcptw_event *ev, u8 type)
+{
 	memset(ev, 0, sizeof(*ev));
 	ev->type = type;
 	ev->age_ms = -1;
+}
+
+bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
+		       u8 type)
+{
+	if (!tcptw_event_ok(st, type))
+		return false;
+	tcptw_event_init(ev, type);
 	return true;
 }
 

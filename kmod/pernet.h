@@ -103,6 +103,15 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
  */
 bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
 		       u8 type);
+/*
+ * The same in two steps, for a hook that counts floods: whether this CPU
+ * may record an event of @type now (EventsRateLimited counted if not),
+ * then, in a function of its own that only runs if so, @ev zeroed as one.
+ * Kernels built with CONFIG_INIT_STACK_ALL_ZERO zero every local event at
+ * the entry of the function that declares it, rate-limited or not.
+ */
+bool tcptw_event_ok(struct tcptw_state *st, u8 type);
+void tcptw_event_init(struct tcptw_event *ev, u8 type);
 void tcptw_event_push(struct tcptw_state *st, struct tcptw_event *ev);
 /* count @c in @net and log @ev, if tcptw tracks @net; any context */
 void tcptw_count_event(const struct net *net, enum tcptw_counter c,

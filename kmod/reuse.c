@@ -172,12 +172,28 @@ out:
  * CONFIG_INIT_STACK_ALL_ZERO, cost nothing to the state changes that
  * fail the first test.
  */
+/* the one event of a failed connect() (syn_sent_closed()) */
+static noinline void connect_event(struct tcptw_state *st, u8 type,
+				   const struct tcptw_tuple *t, s32 age,
+				   u8 reason, const struct sock *tw)
+{
+	struct tcptw_event ev;
+
+	tcptw_event_init(&ev, type);
+	ev.t = *t;
+	ev.age_ms = age;
+	ev.reason = reason;
+	if (tw)
+		tcptw_event_ts_recent(&ev, inet_twsk(tw));
+	tcptw_event_push(st, &ev);
+}
+
 static noinline void syn_sent_closed(const struct sock *sk)
 {
 	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
 	struct tcptw_state *st;
-	struct tcptw_event ev;
 	struct tcptw_tuple t = {};
+	u8 type;
 	struct sock *tw = NULL;
 	s32 age = -1;
 	bool bound;
@@ -212,15 +228,10 @@ static noinline void syn_sent_closed(const struct sock *sk)
 	tcptw_table_inc2(st->peers, t.family, &t.daddr, t.dport, col, col2,
 			 0, 0);
 	/* one event, with the refusal's reason and its socket's age */
-	if (tcptw_event_start(st, &ev, bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
-			      TCPTW_EV_CONNECT_PORT_EXHAUSTED)) {
-		ev.t = t;
-		ev.age_ms = age;
-		ev.reason = reason;
-		if (tw)
-			tcptw_event_ts_recent(&ev, inet_twsk(tw));
-		tcptw_event_push(st, &ev);
-	}
+	type = bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
+		       TCPTW_EV_CONNECT_PORT_EXHAUSTED;
+	if (tcptw_event_ok(st, type))
+		connect_event(st, type, &t, age, reason, tw);
 	if (tw)
 		sock_gen_put(tw);
 out:

@@ -96,11 +96,22 @@ static void paws_active_event(struct tcptw_state *st, const struct sock *sk)
  * then does not send after all (replying to a RST, a route lost) still
  * has its event, while OutRsts says what went out.
  */
+static noinline void rst_sent_event(struct tcptw_state *st,
+				    const struct sk_buff *skb, u8 reason)
+{
+	struct tcptw_event ev;
+
+	tcptw_event_init(&ev, TCPTW_EV_RST_SENT);
+	ev.reason = reason;
+	tcptw_tuple_from_skb(&ev.t, skb);
+	tcptw_tuple_swap(&ev.t);
+	tcptw_event_push(st, &ev);
+}
+
 static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		     u8 reason, bool paws)
 {
 	struct tcptw_state *st;
-	struct tcptw_event ev;
 	struct net *net;
 
 	if (sk)
@@ -115,12 +126,9 @@ static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		goto out;
 	if (paws)
 		paws_active_event(st, sk);
-	if (tcptw_event_start(st, &ev, TCPTW_EV_RST_SENT)) {
-		ev.reason = reason;
-		tcptw_tuple_from_skb(&ev.t, skb);
-		tcptw_tuple_swap(&ev.t);
-		tcptw_event_push(st, &ev);
-	}
+	/* a RST flood: most are only counted (event_rate) */
+	if (tcptw_event_ok(st, TCPTW_EV_RST_SENT))
+		rst_sent_event(st, skb, reason);
 out:
 	rcu_read_unlock();
 }

@@ -212,8 +212,8 @@ static bool row_matches(const struct table_row *r, const struct table_key *k)
 	    READ_ONCE(r->family) != k->family)
 		return false;
 	/* lock-free readers recheck seq: a key rewritten meanwhile is ignored */
-	return !(data_race(a[0] ^ b[0]) | data_race(a[1] ^ b[1]) |
-		 data_race(a[2] ^ b[2]) | data_race(a[3] ^ b[3]));
+	return !data_race((a[0] ^ b[0]) | (a[1] ^ b[1]) | (a[2] ^ b[2]) |
+			  (a[3] ^ b[3]));
 }
 
 /* @r holds @k at sequence number @seq (even), read without the lock */
