@@ -18,7 +18,9 @@
 #     6.14+, it is tcp_tw_reuse_delay = 1000 ms old), so in every burst
 #     exactly the first 50 succeed and 5 fail with EADDRNOTAVAIL (a burst
 #     that runs past the quota's clock on a slow host is run once more;
-#     if it does again, that shape is not asserted, the counters are).
+#     if it does again, that shape is not asserted, the counters are, and
+#     a run in which no connect() was refused at all is a skip that says
+#     so).
 #     TwReuseGranted == TcpExt TWRecycled delta == ok - 50,
 #     TwReuseDeniedTooRecent == ConnectPortExhausted == the failures
 #     (a refusal is counted once per failed connect(), with its reason).
@@ -128,9 +130,13 @@ test_bursts()
 				"$(rl_burst_mismatch "$OUT" $BURST $NPORTS)" 0
 			check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" \
 				$NPORTS
+		elif [ "$fail" = 0 ]; then
+			skip_test "the bursts ran past the quota's clock twice (slow host): no connect() was refused, nothing to check"
+			cleanup_all_ns
+			log_test "$name"
+			return
 		else
 			check_eq "client ok + EADDRNOTAVAIL" $((ok + fail)) $n
-			check_gt "client EADDRNOTAVAIL" "$fail" 0
 		fi
 		check_eq "client failures (any errno)" \
 			"$(json_get "$OUT" failed)" "$fail"
@@ -266,9 +272,13 @@ test_default_loopback()
 			check_eq "client ok" "$ok" $((NPORTS * 2))
 			check_eq "client EADDRNOTAVAIL" "$fail" \
 				$(((BURST - NPORTS) * 2))
+		elif [ "$fail" = 0 ]; then
+			skip_test "the bursts ran past the quota's clock twice (slow host): no connect() was refused, nothing to check"
+			cleanup_all_ns
+			log_test "$name"
+			return
 		else
 			check_eq "client ok + EADDRNOTAVAIL" $((ok + fail)) $n
-			check_gt "client EADDRNOTAVAIL" "$fail" 0
 		fi
 		check_eq "cli TcpExt TWRecycled delta == ok - TIME_WAIT sockets" \
 			"$rec" $((ok - $(tw_sockets "$cli")))
