@@ -538,6 +538,29 @@ static void test_run_signal(void **state)
 	done(&r);
 }
 
+/*
+ * Ctrl-C: SIGINT to tcptw (a background job of this non-interactive shell
+ * starts with SIGINT ignored, as a terminal's foreground job does not:
+ * tcptw installs its own handler and gives CMD the default back), which
+ * passes it to CMD and still prints the report.
+ */
+static void test_run_sigint(void **state)
+{
+	char line[512];
+	struct result r;
+
+	(void)state;
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -INT $p; "
+		 "wait $p", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 130);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"signal\":2"));
+	assert_non_null(strstr(r.out, "\"interrupted\":true"));
+	done(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -555,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_run_signal),
+		cmocka_unit_test(test_run_sigint),
 	};
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
