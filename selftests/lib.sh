@@ -983,10 +983,10 @@ check_str()
 # name, nothing else is.
 check_findings()
 {
-	local name=$1 got want=$3 id bad=""
+	local name=$1 file=$2 want=$3 got id bad=""
 	shift 3
 
-	got=$(findings "$2")
+	got=$(findings "$file")
 	for id in $want; do
 		[[ " $got " == *" $id "* ]] || bad+=" missing:$id"
 	done
