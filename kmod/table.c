@@ -206,7 +206,7 @@ struct table_key {
 
 static bool row_matches(const struct table_row *r, const struct table_key *k)
 {
-	const u32 *a = r->addr.s6_addr32, *b = k->addr.s6_addr32;
+	const __be32 *a = r->addr.s6_addr32, *b = k->addr.s6_addr32;
 
 	if (!READ_ONCE(r->used) || READ_ONCE(r->port) != k->port ||
 	    READ_ONCE(r->family) != k->family)
