@@ -81,13 +81,7 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
 	c->max = *max;
 }
 
-/*
- * One listener decision for the segment @skb at @sk: the listener's row
- * and an event. The row is the listening socket's, keyed by the address
- * and port it is bound to (0.0.0.0 or :: for a wildcard one, whichever
- * local address the SYN was sent to); an SO_REUSEPORT group binds them
- * all alike, so it shares one row.
- */
+/* listen_count()'s event, once the rate limit let it through */
 static noinline void listen_event(struct tcptw_state *st,
 				  const struct sk_buff *skb, u8 type, u8 reason)
 {
@@ -99,6 +93,13 @@ static noinline void listen_event(struct tcptw_state *st,
 	tcptw_event_push(st, &ev);
 }
 
+/*
+ * One listener decision for the segment @skb at @sk: the listener's row
+ * and an event. The row is the listening socket's, keyed by the address
+ * and port it is bound to (0.0.0.0 or :: for a wildcard one, whichever
+ * local address the SYN was sent to); an SO_REUSEPORT group binds them
+ * all alike, so it shares one row.
+ */
 static void listen_count(struct tcptw_state *st, const struct sock *sk,
 			 const struct sk_buff *skb,
 			 enum tcptw_listener_col col, u8 type, u8 reason)

@@ -161,17 +161,6 @@ out:
 	rcu_read_unlock();
 }
 
-/*
- * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()).
- * connect() leaves SYN-SENT without sending its SYN (segs_out 0) and
- * without an error (sk_err 0: not a RST, a timeout or an ICMP error) only
- * when inet_hash_connect() found no 4-tuple. One other failure looks
- * alike: a route or buffer lost between the port's choice and the SYN,
- * which would count as ConnectTupleInUse. Out of line: its locals (an
- * event, tuples), zeroed on entry by kernels built with
- * CONFIG_INIT_STACK_ALL_ZERO, cost nothing to the state changes that
- * fail the first test.
- */
 /* the one event of a failed connect() (syn_sent_closed()) */
 static noinline void connect_event(struct tcptw_state *st, u8 type,
 				   const struct tcptw_tuple *t, s32 age,
@@ -188,16 +177,26 @@ static noinline void connect_event(struct tcptw_state *st, u8 type,
 	tcptw_event_push(st, &ev);
 }
 
+/*
+ * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()).
+ * connect() leaves SYN-SENT without sending its SYN (segs_out 0) and
+ * without an error (sk_err 0: not a RST, a timeout or an ICMP error) only
+ * when inet_hash_connect() found no 4-tuple. One other failure looks
+ * alike: a route or buffer lost between the port's choice and the SYN,
+ * which would count as ConnectTupleInUse. Out of line: its locals (an
+ * event, tuples), zeroed on entry by kernels built with
+ * CONFIG_INIT_STACK_ALL_ZERO, cost nothing to the state changes that
+ * fail the first test.
+ */
 static noinline void syn_sent_closed(const struct sock *sk)
 {
 	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
-	struct tcptw_state *st;
 	struct tcptw_tuple t = {};
-	u8 type;
+	struct tcptw_state *st;
 	struct sock *tw = NULL;
 	s32 age = -1;
+	u8 reason, type;
 	bool bound;
-	u8 reason;
 
 	if (sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
 	    READ_ONCE(tcp_sk(sk)->segs_out))

@@ -89,13 +89,7 @@ static void paws_active_event(struct tcptw_state *st, const struct sock *sk)
 	tcptw_event_push(st, &ev);
 }
 
-/*
- * A RST in reply to @skb, for @sk (NULL: no socket; or a TIME_WAIT,
- * request or full one): its event (src = this host, dst = the segment's
- * source). The kernel sends none without a socket or a route; a RST it
- * then does not send after all (replying to a RST, a route lost) still
- * has its event, while OutRsts says what went out.
- */
+/* rst_sent()'s event, once the rate limit let it through */
 static noinline void rst_sent_event(struct tcptw_state *st,
 				    const struct sk_buff *skb, u8 reason)
 {
@@ -108,6 +102,13 @@ static noinline void rst_sent_event(struct tcptw_state *st,
 	tcptw_event_push(st, &ev);
 }
 
+/*
+ * A RST in reply to @skb, for @sk (NULL: no socket; or a TIME_WAIT,
+ * request or full one): its event (src = this host, dst = the segment's
+ * source). The kernel sends none without a socket or a route; a RST it
+ * then does not send after all (replying to a RST, a route lost) still
+ * has its event, while OutRsts says what went out.
+ */
 static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		     u8 reason, bool paws)
 {
