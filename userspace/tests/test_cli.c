@@ -520,22 +520,31 @@ static void test_run(void **state)
 	done(&r);
 }
 
-/* SIGTERM to tcptw alone is passed to CMD; the report is still printed */
-static void test_run_signal(void **state)
+/*
+ * tcptw run -j -- sleep 20, then signal @sig to tcptw alone: CMD gets it
+ * and ends with it (exit 128 + @signo), the report is still printed.
+ */
+static void run_signalled(const char *sig, int signo)
 {
-	char line[512];
+	char line[512], want[32];
 	struct result r;
 
-	(void)state;
 	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
-		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -TERM $p; "
-		 "wait $p", fixtures());
+		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -%s $p; "
+		 "wait $p", fixtures(), sig);
 	r = sh(line);
-	assert_int_equal(r.rc, 143);
+	assert_int_equal(r.rc, 128 + signo);
 	assert_json(r.out);
-	assert_non_null(strstr(r.out, "\"signal\":15"));
+	snprintf(want, sizeof(want), "\"signal\":%d", signo);
+	assert_non_null(strstr(r.out, want));
 	assert_non_null(strstr(r.out, "\"interrupted\":true"));
 	done(&r);
+}
+
+static void test_run_signal(void **state)
+{
+	(void)state;
+	run_signalled("TERM", 15);
 }
 
 /*
@@ -546,19 +555,8 @@ static void test_run_signal(void **state)
  */
 static void test_run_sigint(void **state)
 {
-	char line[512];
-	struct result r;
-
 	(void)state;
-	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
-		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -INT $p; "
-		 "wait $p", fixtures());
-	r = sh(line);
-	assert_int_equal(r.rc, 130);
-	assert_json(r.out);
-	assert_non_null(strstr(r.out, "\"signal\":2"));
-	assert_non_null(strstr(r.out, "\"interrupted\":true"));
-	done(&r);
+	run_signalled("INT", 2);
 }
 
 int main(void)
