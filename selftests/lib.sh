@@ -425,6 +425,16 @@ check_mod_eq()
 	fi
 }
 
+check_mod_range()
+{
+	if [ "$HAVE_MODULE" = 1 ]; then
+		check_range "$@"
+	else
+		diag "  skipped (no module): $1 in ${3}..${4}"
+		MOD_SKIPPED=1
+	fi
+}
+
 check_mod_gt()
 {
 	if [ "$HAVE_MODULE" = 1 ]; then
