@@ -7,10 +7,12 @@
 # a time) cannot do. Run it inside a namespace with `ip netns exec`.
 # Every mode is bounded in time and prints one JSON line.
 #
-#   burst ADDR PORT N GAP_MS WINDOW_S
+#   burst ADDR[,ADDR...] PORT N GAP_MS WINDOW_S
 #       N non-blocking connects GAP_MS apart, all in flight together; after
 #       WINDOW_S seconds count the ones that completed and close them all
-#       (a socket still in SYN-SENT sends nothing when closed).
+#       (a socket still in SYN-SENT sends nothing when closed). With
+#       several addresses, one burst to each in turn, a JSON line each
+#       (one python start instead of one per address: seconds under TCG).
 #   burst-send ADDR PORT N GAP_MS WINDOW_S RELEASE_CMD...
 #       N connects as in burst (the caller drops the handshake-completing
 #       ACKs, so with SYN cookies the server holds no state yet); once all
@@ -442,7 +444,8 @@ def main(a):
         raise SystemExit(__doc__)
     m = a[0]
     if m == "burst":
-        burst(a[1], int(a[2]), int(a[3]), int(a[4]), float(a[5]))
+        for addr in a[1].split(","):
+            burst(addr, int(a[2]), int(a[3]), int(a[4]), float(a[5]))
     elif m == "burst-send":
         burst_send(a[1], int(a[2]), int(a[3]), int(a[4]), float(a[5]), a[6:])
     elif m == "echo-server":
