@@ -249,6 +249,22 @@ slowwait_for_counter()
 
 # --------------------------------------------------------------- KTAP
 
+# tests_run CASE... : the script's cases, in order, and its end. Each CASE
+# is a command (a test function and its arguments, quoted for eval) that
+# reports exactly one result (log_test); the plan is the number of cases,
+# as forwarding/lib.sh's ALL_TESTS, so it is never counted by hand, and
+# ktap_finish fails a case that reported none or two.
+tests_run()
+{
+	local t
+
+	ktap_plan $#
+	for t in "$@"; do
+		eval "$t"
+	done
+	ktap_finish
+}
+
 ktap_plan()
 {
 	KTAP_PLAN=$1

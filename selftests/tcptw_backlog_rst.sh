@@ -83,8 +83,7 @@ test_backlog()
 	cleanup_ns "$box"
 }
 
-ktap_plan 3
-test_backlog send 127.0.0.1
-test_backlog send ::1
-test_backlog nosend 127.0.0.1
-ktap_finish
+tests_run \
+	"test_backlog send 127.0.0.1" \
+	"test_backlog send ::1" \
+	"test_backlog nosend 127.0.0.1"

@@ -127,6 +127,5 @@ test_coexist()
 	log_test "$name"
 }
 
-ktap_plan 1
-test_coexist
-ktap_finish
+tests_run \
+	test_coexist

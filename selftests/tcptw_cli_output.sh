@@ -256,8 +256,7 @@ print(len(s), min(x["sockets"]["established"] for x in s),
 	cleanup_ns "$box"
 }
 
-ktap_plan 3
-test_export_promtool
-test_events_follow
-test_watch_period
-ktap_finish
+tests_run \
+	test_export_promtool \
+	test_events_follow \
+	test_watch_period

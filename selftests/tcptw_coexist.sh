@@ -200,9 +200,7 @@ if ! have_test_build; then
 fi
 rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" ||
 	{ echo "insmod of the test build failed"; restore_module; exit 1; }
-ktap_plan 3
-knob_mode ipmodify
-knob_mode kprobe
-bpf_mode
-restore_module
-ktap_finish
+tests_run \
+	"knob_mode ipmodify" \
+	"knob_mode kprobe" \
+	"bpf_mode; restore_module"

@@ -562,8 +562,5 @@ test_snat_control()
 }
 
 TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive snat_clash snat_control"}
-ktap_plan "$(echo $TESTS | wc -w)"
-for t in $TESTS; do
-	"test_$t"
-done
-ktap_finish
+read -ra TESTS <<<"$TESTS"
+tests_run "${TESTS[@]/#/test_}"

@@ -205,6 +205,5 @@ test_budget()
 	log_test "$name"
 }
 
-ktap_plan 1
-test_budget
-ktap_finish
+tests_run \
+	test_budget

@@ -418,11 +418,10 @@ test_dmesg()
 	log_test "lifecycle: kernel log clean (no BUG/WARNING/Oops)"
 }
 
-ktap_plan 6
-test_isolation
-test_new_netns
-test_reset
-test_reload
-test_kprobes_param
-test_dmesg
-ktap_finish
+tests_run \
+	test_isolation \
+	test_new_netns \
+	test_reset \
+	test_reload \
+	test_kprobes_param \
+	test_dmesg

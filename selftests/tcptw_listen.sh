@@ -445,14 +445,13 @@ test_reuseport_row()
 	log_test "$name"
 }
 
-ktap_plan 9
-test_accept_overflow 0
-test_accept_overflow 1
-test_accept_overflow 2
-test_accept_control
-test_syn_queue 0
-test_syn_queue 1
-test_cookie_ack_overflow
-test_wildcard_row
-test_reuseport_row
-ktap_finish
+tests_run \
+	"test_accept_overflow 0" \
+	"test_accept_overflow 1" \
+	"test_accept_overflow 2" \
+	test_accept_control \
+	"test_syn_queue 0" \
+	"test_syn_queue 1" \
+	test_cookie_ack_overflow \
+	test_wildcard_row \
+	test_reuseport_row

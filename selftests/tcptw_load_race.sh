@@ -141,6 +141,5 @@ test_load_race()
 	log_test "$name"
 }
 
-ktap_plan 1
-test_load_race
-ktap_finish
+tests_run \
+	test_load_race

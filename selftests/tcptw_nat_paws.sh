@@ -537,13 +537,11 @@ test_srv_ts0()
 
 diag "kernel $(uname -r), N=$N connections per scenario"
 if [ "${TCPTW_DEMO:-0}" = 1 ]; then
-	ktap_plan 1
-	test_main
+	tests_run test_main
 else
-	ktap_plan 4
-	test_main
-	test_clients_close_first
-	test_clients_ts2
-	test_srv_ts0
+	tests_run \
+		test_main \
+		test_clients_close_first \
+		test_clients_ts2 \
+		test_srv_ts0
 fi
-ktap_finish

@@ -265,14 +265,20 @@ if [ -z "${TCPTW_KO:-}" ] || [ ! -r "$TCPTW_KO" ]; then
 	exit $ksft_skip
 fi
 DMESG_START=$(dmesg | wc -l)
-ktap_plan 5
-test_charged
-test_limited
-test_largest
-test_defaults
-test_begin "dmesg"
-bad=$(dmesg | tail -n +$((DMESG_START + 1)) |
-	grep -E 'BUG|WARNING|Oops|oom-kill|invoked oom-killer')
-[ -n "$bad" ] && { echo "$bad" | head -n 20 | sed 's/^/#   /'; check_err 1 "kernel log"; }
-log_test "netns memory: kernel log clean (no BUG/WARNING/OOM kill)"
-ktap_finish
+test_dmesg()
+{
+	local bad
+
+	test_begin "dmesg"
+	bad=$(dmesg | tail -n +$((DMESG_START + 1)) |
+		grep -E 'BUG|WARNING|Oops|oom-kill|invoked oom-killer')
+	[ -n "$bad" ] && { echo "$bad" | head -n 20 | sed 's/^/#   /'; check_err 1 "kernel log"; }
+	log_test "netns memory: kernel log clean (no BUG/WARNING/OOM kill)"
+}
+
+tests_run \
+	test_charged \
+	test_limited \
+	test_largest \
+	test_defaults \
+	test_dmesg

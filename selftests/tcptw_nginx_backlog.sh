@@ -180,7 +180,6 @@ test_backlog4096()
 	log_test "$name"
 }
 
-ktap_plan 2
-test_backlog10
-test_backlog4096
-ktap_finish
+tests_run \
+	test_backlog10 \
+	test_backlog4096

@@ -287,8 +287,7 @@ test_tw_reuse_alone()
 }
 
 write_upstream
-ktap_plan 3
-test_exhausted
-test_keepalive
-test_tw_reuse_alone
-ktap_finish
+tests_run \
+	test_exhausted \
+	test_keepalive \
+	test_tw_reuse_alone

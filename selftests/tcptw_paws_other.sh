@@ -200,10 +200,9 @@ test_active()
 	log_test "$name"
 }
 
-ktap_plan 5
-test_estab old
-test_estab new
-test_active bad
-test_active good
-test_active badack
-ktap_finish
+tests_run \
+	"test_estab old" \
+	"test_estab new" \
+	"test_active bad" \
+	"test_active good" \
+	"test_active badack"

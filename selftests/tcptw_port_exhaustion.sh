@@ -172,9 +172,8 @@ test_control()
 	log_test "$name"
 }
 
-ktap_plan 4
-test_reuse_off ipv4 198.18.0.2:8080 198.18.0.2
-test_reuse_off ipv6 "[fd00::2]:8080" fd00::2
-test_no_timestamps
-test_control
-ktap_finish
+tests_run \
+	"test_reuse_off ipv4 198.18.0.2:8080 198.18.0.2" \
+	"test_reuse_off ipv6 '[fd00::2]:8080' fd00::2" \
+	test_no_timestamps \
+	test_control

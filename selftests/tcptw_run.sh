@@ -187,9 +187,8 @@ test_conntrack()
 	cleanup_ns "$ct"
 }
 
-ktap_plan 4
-test_overflow
-test_control
-test_signal
-test_conntrack
-ktap_finish
+tests_run \
+	test_overflow \
+	test_control \
+	test_signal \
+	test_conntrack

@@ -637,19 +637,18 @@ test_one_client()
 	log_test "$T"
 }
 
-ktap_plan 3
 if ! setup || ! probe_ts_offset; then
-	for t in plain fully-random one-client; do
-		ktap_not_ok "seed_000: $t: setup failed"
-	done
-	ktap_finish
+	tests_run \
+		"ktap_not_ok 'seed_000: plain: setup failed'" \
+		"ktap_not_ok 'seed_000: fully-random: setup failed'" \
+		"ktap_not_ok 'seed_000: one-client: setup failed'"
 fi
 diag "kernel $(uname -r): TS offset $([ "$PER_PORT" = 1 ] && echo "per connection (ports hashed in)" || echo "per host pair")"
 if [ -n "$EXDIR" ]; then
 	: >"$EXDIR/seed-000-watch.txt"
 	: >"$EXDIR/seed-000-diagnose.txt"
 fi
-test_plain
-test_fully_random
-test_one_client
-ktap_finish
+tests_run \
+	test_plain \
+	test_fully_random \
+	test_one_client

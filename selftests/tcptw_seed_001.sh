@@ -741,8 +741,5 @@ test_idle()
 
 TESTS=${TCPTW_SEED001_TESTS:-"reload remove_control remove idle"}
 diag "seed 001: $NSRV real servers, full=$FULL, burst $BURST (backlogs srv2 $B2, others $BB), IPVS TCP timeout $IDLE_TMO s"
-ktap_plan "$(echo $TESTS | wc -w)"
-for t in $TESTS; do
-	"test_$t"
-done
-ktap_finish
+read -ra TESTS <<<"$TESTS"
+tests_run "${TESTS[@]/#/test_}"

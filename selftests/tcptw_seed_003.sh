@@ -435,7 +435,6 @@ test_control()
 	log_test "$name"
 }
 
-ktap_plan 2
-test_stall
-test_control
-ktap_finish
+tests_run \
+	test_stall \
+	test_control

@@ -781,8 +781,5 @@ test_worker_connections()
 }
 
 TESTS=${TCPTW_SEED004_TESTS:-"backlog ports ports_tw_reuse ports_keepalive conntrack worker_connections"}
-ktap_plan "$(echo $TESTS | wc -w)"
-for t in $TESTS; do
-	"test_$t"
-done
-ktap_finish
+read -ra TESTS <<<"$TESTS"
+tests_run "${TESTS[@]/#/test_}"

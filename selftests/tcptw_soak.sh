@@ -368,17 +368,22 @@ test_nat_paws()
 	log_test "$name"
 }
 
-ktap_plan 6
-test_reload
-test_netns
-test_floods
-test_control
-test_nat_paws
-test_begin "reports"
-REPORTS=$(dmesg | tail -n +$((DMESG_START + 1)) | grep -cE "$REPORTS_RE")
-[ "$REPORTS" -gt 0 ] && dmesg | tail -n +$((DMESG_START + 1)) |
-	grep -E -A6 "$REPORTS_RE" | head -n 40 | sed 's/^/#   /'
-check_eq "kernel reports (BUG/WARNING/KASAN/lockdep) during the soak" "$REPORTS" 0
-log_test "soak: kernel log clean"
-diag "soak: kernel $(uname -r) $(date -u +%F): reloads=$S_RELOADS/$RELOADS nf_conntrack_unloads=$S_CT nat_flows=$S_FLOWS netns=$S_NETNS/$NETNS syn_flood=${S_SYN}pkts cookies=$S_COOKIES rst_flood=${S_RST}pkts control_writes=$S_WRITES nat_paws=$S_NATPAWS/$NAT_PAWS reports=$REPORTS"
-ktap_finish
+# test_reports : the kernel log since the start, then the summary line
+test_reports()
+{
+	test_begin "reports"
+	REPORTS=$(dmesg | tail -n +$((DMESG_START + 1)) | grep -cE "$REPORTS_RE")
+	[ "$REPORTS" -gt 0 ] && dmesg | tail -n +$((DMESG_START + 1)) |
+		grep -E -A6 "$REPORTS_RE" | head -n 40 | sed 's/^/#   /'
+	check_eq "kernel reports (BUG/WARNING/KASAN/lockdep) during the soak" "$REPORTS" 0
+	log_test "soak: kernel log clean"
+	diag "soak: kernel $(uname -r) $(date -u +%F): reloads=$S_RELOADS/$RELOADS nf_conntrack_unloads=$S_CT nat_flows=$S_FLOWS netns=$S_NETNS/$NETNS syn_flood=${S_SYN}pkts cookies=$S_COOKIES rst_flood=${S_RST}pkts control_writes=$S_WRITES nat_paws=$S_NATPAWS/$NAT_PAWS reports=$REPORTS"
+}
+
+tests_run \
+	test_reload \
+	test_netns \
+	test_floods \
+	test_control \
+	test_nat_paws \
+	test_reports

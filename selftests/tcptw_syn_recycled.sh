@@ -208,10 +208,9 @@ test_slow_lookup()
 	log_test "$name"
 }
 
-ktap_plan 5
-test_same_port ipv4 198.18.0.1:$LPORT 198.18.0.2:8080
-test_same_port ipv6 "[fd00::1]:$LPORT" "[fd00::2]:8080"
-test_new_port
-test_no_listener
-test_slow_lookup
-ktap_finish
+tests_run \
+	"test_same_port ipv4 198.18.0.1:$LPORT 198.18.0.2:8080" \
+	"test_same_port ipv6 '[fd00::1]:$LPORT' '[fd00::2]:8080'" \
+	test_new_port \
+	test_no_listener \
+	test_slow_lookup

@@ -159,7 +159,6 @@ test_cookies_v6()
 }
 
 NV6=50
-ktap_plan 2
-test_synflood
-test_cookies_v6
-ktap_finish
+tests_run \
+	test_synflood \
+	test_cookies_v6

@@ -236,8 +236,7 @@ test_seeded()
 	log_test "$name"
 }
 
-ktap_plan 3
-test_small
-test_default
-test_seeded
-ktap_finish
+tests_run \
+	test_small \
+	test_default \
+	test_seeded

@@ -163,6 +163,5 @@ test_tfo_overflow()
 	log_test "$name"
 }
 
-ktap_plan 1
-test_tfo_overflow
-ktap_finish
+tests_run \
+	test_tfo_overflow

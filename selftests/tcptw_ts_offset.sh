@@ -184,6 +184,5 @@ test_single_client()
 	nat_topo_cleanup
 }
 
-ktap_plan 1
-test_single_client
-ktap_finish
+tests_run \
+	test_single_client

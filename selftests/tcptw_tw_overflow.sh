@@ -117,8 +117,7 @@ test_default_limit()
 	log_test "tw_overflow: control: default tcp_max_tw_buckets -> TwOverflow 0"
 }
 
-ktap_plan 3
-test_overflow ipv4 198.18.0.2:8080
-test_overflow ipv6 "[fd00::2]:8080"
-test_default_limit
-ktap_finish
+tests_run \
+	"test_overflow ipv4 198.18.0.2:8080" \
+	"test_overflow ipv6 '[fd00::2]:8080'" \
+	test_default_limit

@@ -595,15 +595,14 @@ test_reuse_delay_control()
 	log_test "$name"
 }
 
-ktap_plan 10
-test_bursts ipv4 198.18.0.2:8080 198.18.0.2
-test_bursts ipv6 "[fd00::2]:8080" fd00::2
-test_bursts_control
-test_default_veth
-test_default_loopback
-test_bind
-test_bind_no_timestamps
-test_bind_control
-test_reuse_delay
-test_reuse_delay_control
-ktap_finish
+tests_run \
+	"test_bursts ipv4 198.18.0.2:8080 198.18.0.2" \
+	"test_bursts ipv6 '[fd00::2]:8080' fd00::2" \
+	test_bursts_control \
+	test_default_veth \
+	test_default_loopback \
+	test_bind \
+	test_bind_no_timestamps \
+	test_bind_control \
+	test_reuse_delay \
+	test_reuse_delay_control
