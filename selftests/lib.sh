@@ -165,6 +165,28 @@ _veth_end()
 	} | ip -n "$1" -b -
 }
 
+# pair_setup : the two-namespace topology most scripts use, fresh: $cli
+# 198.18.0.1 / fd00::1 and $srv 198.18.0.2 / fd00::2 joined by a veth
+# named eth0 at both ends, both up. Fresh namespaces also mean fresh tcptw
+# counters, TIME_WAIT sockets and MIBs. A script's own settings follow it
+# (pair_setup && nsx "$srv" sysctl ...).
+pair_setup()
+{
+	setup_ns cli srv || return 1
+	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 \
+		fd00::1/64 fd00::2/64 || return 1
+	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+}
+
+# ts_pair : pair_setup with TCP timestamps on at both ends, explicit
+# (a new netns has them on; the test depends on them)
+ts_pair()
+{
+	pair_setup &&
+		nsx "$cli" sysctl -qw net.ipv4.tcp_timestamps=1 &&
+		nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
+}
+
 nspath()
 {
 	echo "/run/netns/$1"
@@ -777,6 +799,14 @@ check_tw_mib()
 	else
 		diag "not checked on $(uname -r): $1 (TcpExt TW counts at expiry here)"
 	fi
+}
+
+# B and A: the snapshots before and after a case's traffic (ns_snapshot
+# NS B PREFIX, then ... A PREFIX); d KEY is KEY's delta, 0 if absent.
+declare -A B A
+d()
+{
+	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
 }
 
 # ns_snapshot NS ARRAY PREFIX : one nsenter + awk (execs are slow under

@@ -13,16 +13,6 @@ PORT_LO=20000
 PORT_HI=20049
 NPORTS=$((PORT_HI - PORT_LO + 1))
 
-# rl_pair : fresh $cli and $srv joined by a veth; cli 198.18.0.1 / fd00::1,
-# srv 198.18.0.2 / fd00::2. Fresh namespaces also mean fresh tcptw
-# counters, TIME_WAIT sockets and MIBs.
-rl_pair()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
 # rl_sysctl NS KEY=VALUE... : set sysctls in @ns; a failure is a test error.
 rl_sysctl()
 {

@@ -222,13 +222,6 @@ test_ts_off()
 }
 
 # pair : $cli -- $srv over one veth
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" veth0 198.18.0.1/24 198.18.0.2/24 || return 1
-	busywait 3000 link_up "$cli" veth0 && busywait 3000 link_up "$srv" veth0
-}
-
 test_port_exhaustion()
 {
 	local failed

@@ -117,7 +117,6 @@ ct_gate()
 	done
 }
 
-declare -A B A
 snap()
 {
 	local into=$1 ns
@@ -125,11 +124,6 @@ snap()
 	for ns in cli nat srv; do
 		ns_snapshot "${!ns}" "$into" "${ns:0:1}_"
 	done
-}
-
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
 }
 
 check_insert_failed()

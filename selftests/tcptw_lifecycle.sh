@@ -70,13 +70,6 @@ counters_text()
 	nsx "$1" cat "$TCPTW_PROC/counters" 2>&1
 }
 
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
 test_isolation()
 {
 	local b_ovf b_tw c_tw d_ovf d_tw d_ctw

@@ -42,12 +42,10 @@ N=30
 SRV=198.18.0.2
 PORT=8080
 
-pair_setup()
+# listen_pair : pair_setup with srv's somaxconn at 10
+listen_pair()
 {
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
-	nsx "$srv" sysctl -qw net.core.somaxconn=10
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+	pair_setup && nsx "$srv" sysctl -qw net.core.somaxconn=10
 }
 
 # listener_row NS ADDR PORT : the listeners row of ADDR PORT, or nothing.
@@ -60,7 +58,6 @@ listener_row()
 # run_burst NAME WINDOW_S SERVER_KIND : one burst of N connects against a
 # fresh srv; fills B (before) and A (after) snapshots of cli and srv, ROW
 # (the listeners row) and OUT (the burst's JSON).
-declare -A B A
 run_burst()
 {
 	local name=$1 window=$2 kind=$3
@@ -96,11 +93,6 @@ run_burst()
 }
 
 # d KEY : after - before of snapshot key KEY (s_mib_..., c_tw_..., ...).
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 test_accept_overflow()
 {
 	local cookies=$1 name ok ovf drops retr mod syn ack row_sum
@@ -111,7 +103,7 @@ test_accept_overflow()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -159,7 +151,7 @@ test_accept_control()
 	local name="listen: control: a server that accepts, its queue room for the whole burst -> ListenOverflow 0"
 
 	test_begin "$name"
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -197,7 +189,7 @@ test_syn_queue()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -260,7 +252,7 @@ test_cookie_ack_overflow()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -360,7 +352,7 @@ test_wildcard_row()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -411,7 +403,7 @@ test_reuseport_row()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! listen_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return

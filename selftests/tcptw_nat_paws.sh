@@ -53,7 +53,7 @@ TCPTW_CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
 TW_COUNTERS="TwCreated TwOverflow TwPawsRejected TwSynPawsRejected
 TwSynSeqRejected TwSynRecycled TwAckSent TwRstSent TwKilledByRst"
 
-declare -A B A D
+declare -A D
 
 # snapshot ARRAY : everything a scenario compares, absolute values.
 # tcptw counters are empty when the module is not loaded.

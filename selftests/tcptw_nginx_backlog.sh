@@ -23,13 +23,6 @@ require_module
 
 SRV=198.18.0.2
 
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
 # nginx_conf DIR BACKLOG : a config that keeps everything under DIR.
 nginx_conf()
 {
@@ -71,12 +64,6 @@ listener_row()
 {
 	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
 		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
-}
-
-declare -A B A
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
 }
 
 # run_wrk BACKLOG : nginx with BACKLOG in a fresh srv, wrk from cli; sets

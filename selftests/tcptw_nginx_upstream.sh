@@ -152,7 +152,7 @@ run_nginx()
 	local name=$1 reuse=$2 ka=$3 dir=$TMPDIR_T/$1 t0 t1 wrk_out
 
 	E99= NON2XX= REQS= ELAPSED=
-	if ! rl_pair || ! rl_client_sysctls "$srv" "$reuse" ||
+	if ! pair_setup || ! rl_client_sysctls "$srv" "$reuse" ||
 	   ! rl_sysctl "$srv" net.core.somaxconn=1024; then
 		check_err 1 "setup failed"
 		return 1

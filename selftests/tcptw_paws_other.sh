@@ -39,21 +39,6 @@ SOCK=$LIB_DIR/tcptw_sock.py
 SRV=198.18.0.2
 K=5
 
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
-	nsx "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
-	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
-declare -A B A
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 test_estab()
 {
 	local kind=$1 name out rej paws
@@ -68,7 +53,7 @@ test_estab()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! ts_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return
@@ -133,7 +118,7 @@ test_active()
 		log_test "$name"
 		return
 	fi
-	if ! pair_setup; then
+	if ! ts_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return

@@ -108,7 +108,7 @@ test_reuse_off()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	if pair_setup && rl_client_sysctls "$cli" 0 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_exhaust "off_$fam" "$dst"; then
 		check_exhausted "$peer" TwReuseDeniedDisabled denied_disabled
@@ -131,7 +131,7 @@ test_no_timestamps()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 1 &&
+	if pair_setup && rl_client_sysctls "$cli" 1 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
 	   run_exhaust nots 198.18.0.2:8080; then
 		check_exhausted 198.18.0.2 TwReuseDeniedNoTimestamps \
@@ -153,7 +153,7 @@ test_control()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 0 $PORT_LO $((PORT_LO + 199)) &&
+	if pair_setup && rl_client_sysctls "$cli" 0 $PORT_LO $((PORT_LO + 199)) &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_exhaust control 198.18.0.2:8080; then
 		check_eq "client ok" "$(json_get "$OUT" ok)" $N

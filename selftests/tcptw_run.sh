@@ -39,19 +39,13 @@ test_cleanup()
 		sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_SAVED"
 }
 
-pair_up()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24
-}
-
 test_overflow()
 {
 	local T="run: accept-queue overflow == TcpExt ListenOverflows" out rc
 	local m0 m1 want
 
 	test_begin "$T"
-	pair_up || { check_err 1 "setup failed"; log_test "$T"; return; }
+	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
 	server_start "$srv" "$TMPDIR_T/ovf.srv" --listen 198.18.0.2:8081 \
 		--no-accept --backlog 2 --timeout 60 ||
 		{ check_err 1 "no server"; log_test "$T"; return; }
@@ -90,7 +84,7 @@ test_control()
 	local T="run: control run, no cause, CMD's exit status kept" out rc
 
 	test_begin "$T"
-	pair_up || { check_err 1 "setup failed"; log_test "$T"; return; }
+	pair_setup || { check_err 1 "setup failed"; log_test "$T"; return; }
 	server_start "$srv" "$TMPDIR_T/ctl.srv" --listen 198.18.0.2:8082 \
 		--count 5 --timeout 60 ||
 		{ check_err 1 "no server"; log_test "$T"; return; }

@@ -100,15 +100,10 @@ PORT_BASE=40000
 NGINX_DIR=$TMPDIR_T/nginx
 EXDIR=${TCPTW_EXAMPLES_DIR:-}
 
-declare -A B A E
+declare -A E
 declare -a WRK_PIDS
 
 # d KEY : A[KEY] - B[KEY]
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 nginx_start()
 {
 	mkdir -p "$NGINX_DIR/www"

@@ -91,12 +91,6 @@ BB=$((2 * NSRV * M))
 BODY='{"name": "jaseywang","sex": "1","birthday": "19990101"}'
 ulimit -n 65536
 
-declare -A B A
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 have_cli()
 {
 	[ -x "$TCPTW_CLI" ]

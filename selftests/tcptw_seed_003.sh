@@ -89,7 +89,7 @@ E99='apr_socket_connect(): Cannot assign requested address (99)'
 # seed_pair HI : fresh namespaces, cli's port range SEED_LO..HI.
 seed_pair()
 {
-	rl_pair || return 1
+	pair_setup || return 1
 	rl_sysctl "$cli" "net.ipv4.ip_local_port_range=$SEED_LO $1" \
 		net.ipv4.tcp_tw_reuse=2 net.ipv4.tcp_timestamps=1 \
 		net.ipv4.tcp_max_tw_buckets=65536 || return 1

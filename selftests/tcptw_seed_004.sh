@@ -85,22 +85,9 @@ SLEEP_US=20000
 # wrk's 1000 sockets and nginx's two per request
 ulimit -n 65536
 
-declare -A B A
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 have_cli()
 {
 	[ -x "$TCPTW_CLI" ]
-}
-
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 $SRV/24 || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
 }
 
 listening()

@@ -26,16 +26,6 @@ require_module
 N=10
 LPORT=45000
 
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
-	# explicit, the test depends on them
-	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps=1
-	nsx "$cli" sysctl -qw net.ipv4.tcp_timestamps=1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
 # run_recycle NAME SRC DST [--bind ...]
 run_recycle()
 {
@@ -43,7 +33,7 @@ run_recycle()
 	local b_rec b_tw b_retr
 
 	OUT=$TMPDIR_T/$name.client.json
-	if ! pair_setup; then
+	if ! ts_pair; then
 		check_err 1 "setup failed"
 		return 1
 	fi
@@ -139,7 +129,7 @@ test_no_listener()
 		return
 	fi
 	OUT=$TMPDIR_T/nolisten.client.json
-	if ! pair_setup; then
+	if ! ts_pair; then
 		check_err 1 "setup failed"
 		log_test "$name"
 		return

@@ -35,13 +35,6 @@ RATE=20
 SRV=198.18.6.2
 PORT=8400
 FLOOD_BIN=$LIB_DIR/tcptw_flood
-declare -A B A
-
-d()
-{
-	echo $(( ${A[$1]:-0} - ${B[$1]:-0} ))
-}
-
 test_synflood()
 {
 	local name="synflood: $FLOOD SYNs with cookies: counters exact, events rate-limited and accounted for"

@@ -68,7 +68,7 @@ run_dsts()
 	[ ${#ports[@]} -gt 0 ] || for ((i = 0; i < NDST; i++)); do
 		ports+=($((PORT0 + i)))
 	done
-	rl_pair && rl_client_sysctls "$cli" 0 40000 40000 || return 1
+	pair_setup && rl_client_sysctls "$cli" 0 40000 40000 || return 1
 	for p in "${ports[@]}"; do
 		out=$TMPDIR_T/client.$p.json
 		server_start "$srv" "$TMPDIR_T/server.$p.json" \

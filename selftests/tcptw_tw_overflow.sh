@@ -25,14 +25,6 @@ require_module
 N=40
 LIMIT=10
 
-# pair_setup : $cli and $srv joined by a veth, v4 and v6 addresses.
-pair_setup()
-{
-	setup_ns cli srv || return 1
-	veth_pair "$cli" "$srv" eth0 198.18.0.1/24 198.18.0.2/24 fd00::1/64 fd00::2/64 || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
-}
-
 # run_overflow NAME DST LIMIT : sets OUT and the D_* deltas.
 run_overflow()
 {

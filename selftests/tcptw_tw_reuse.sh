@@ -100,7 +100,7 @@ check_only_reason()
 # connects in aligned bursts of BURST.
 bursts_run()
 {
-	rl_pair && rl_client_sysctls "$cli" 1 &&
+	pair_setup && rl_client_sysctls "$cli" 1 &&
 		rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 		run_client "bursts_$1" "$cli" "$2" "$srv" "$2" \
 			--count "$3" "${RL_ALIGN[@]}" --burst $BURST
@@ -178,7 +178,7 @@ test_bursts_control()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 1 &&
+	if pair_setup && rl_client_sysctls "$cli" 1 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_client bursts_control "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n "${RL_ALIGN[@]}" --burst 45; then
@@ -216,7 +216,7 @@ test_default_veth()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 2 &&
+	if pair_setup && rl_client_sysctls "$cli" 2 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_client default_veth "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n; then
@@ -313,7 +313,7 @@ test_bind()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	if pair_setup && rl_client_sysctls "$cli" 0 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_bound bind_ok --reuseaddr; then
 		ok=$(json_get "$OUT" ok)
@@ -346,7 +346,7 @@ test_bind_no_timestamps()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	if pair_setup && rl_client_sysctls "$cli" 0 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
 	   run_bound bind_nots --reuseaddr; then
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
@@ -384,7 +384,7 @@ test_bind_control()
 		log_test "$name"
 		return
 	fi
-	if rl_pair && rl_client_sysctls "$cli" 0 &&
+	if pair_setup && rl_client_sysctls "$cli" 0 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
 	   run_bound bind_control; then
 		check_eq "client ok" "$(json_get "$OUT" ok)" 1
@@ -447,7 +447,7 @@ reuse_delay_run()
 {
 	local delay=$1 t0 t_fill t_late dst=198.18.0.2:8080
 
-	rl_pair && rl_client_sysctls "$cli" 1 &&
+	pair_setup && rl_client_sysctls "$cli" 1 &&
 		rl_sysctl "$cli" net.ipv4.tcp_tw_reuse_delay="$delay" &&
 		rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 || return 1
 	if ! server_start "$srv" "$TMPDIR_T/delay$delay.server.json" \
