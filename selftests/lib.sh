@@ -961,8 +961,9 @@ d = d["namespaces"][0] if "namespaces" in d else d
 print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
 }
 
-# evidence FILE NAME : the delta the first finding gives for counter NAME
-# (diagnose -j, or the first netns of a run -j report)
+# evidence FILE NAME [FIELD] : the FIELD (default delta; value for a
+# gauge or sysctl) the first finding that has one gives for evidence NAME
+# (diagnose -j, or the first netns of a run -j report); "none" if none
 evidence()
 {
 	python3 -c '
@@ -971,10 +972,38 @@ d = json.load(open(sys.argv[1]))
 d = d["namespaces"][0] if "namespaces" in d else d
 for f in d["findings"]:
     for e in f["evidence"]:
-        if e["name"] == sys.argv[2] and "delta" in e:
-            print(e["delta"])
+        if e["name"] == sys.argv[2] and sys.argv[3] in e:
+            print(e[sys.argv[3]])
             sys.exit(0)
-print("none")' "$1" "$2"
+print("none")' "$1" "$2" "${3:-delta}"
+}
+
+# nginx_conf_write DIR MASTER WORKER_CONNECTIONS LOG_LEVEL [MAIN...] :
+# DIR/nginx.conf for a test's nginx: everything it writes kept under DIR
+# (pid, error.log at LOG_LEVEL, temp paths), one worker, daemon off,
+# master_process MASTER (on|off), access log off, the main-context
+# directives MAIN (e.g. "worker_rlimit_nofile 8192;"), and the rest of
+# the http{} block (upstreams, servers) read from stdin.
+nginx_conf_write()
+{
+	local dir=$1 master=$2 wc=$3 level=$4 t
+	shift 4
+
+	for t in client_body proxy fastcgi uwsgi scgi; do
+		mkdir -p "$dir/$t"
+	done
+	{
+		printf '%s\n' "daemon off;" "master_process $master;" \
+			"worker_processes 1;" "pid $dir/nginx.pid;" \
+			"error_log $dir/error.log $level;" "$@" \
+			"events { worker_connections $wc; }" "http {" \
+			"access_log off;"
+		for t in client_body proxy fastcgi uwsgi scgi; do
+			echo "${t}_temp_path $dir/$t;"
+		done
+		cat
+		echo "}"
+	} >"$dir/nginx.conf"
 }
 
 # jq_py FILE EXPR : EXPR (Python, over the JSON document as r) printed;

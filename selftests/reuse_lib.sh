@@ -213,3 +213,29 @@ rl_show_bursts()
 			printf "#   burst %d (%d ms, ends at +%d ms): %s\n", k,
 				t1[k] - t0[k], t1[k] % 1000, o[k] }'
 }
+
+# rl_run NAME NS DST SERVER_NS SERVER_ADDR CLIENT_ARGS... : a server in
+# SERVER_NS, then the client in NS; fills BEFORE/AFTER (of NS) and OUT.
+rl_run()
+{
+	local name=$1 ns=$2 dst=$3 sns=$4 saddr=$5; shift 5
+
+	OUT=$TMPDIR_T/$name.client.json
+	if ! server_start "$sns" "$TMPDIR_T/$name.server.json" \
+	     --listen "$saddr" --count 0 --timeout 60 --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	BEFORE=() AFTER=()
+	rl_snap "$ns" BEFORE
+	timeout 90 "$TRAFFIC" client --connect "$dst" \
+		--netns "$(nspath "$ns")" --close-first client --barrier \
+		--connect-timeout 3000 --timeout 60 --verbose "$@" >"$OUT"
+	check_err $? "client failed"
+	rl_snap "$ns" AFTER
+	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
+	diag "outcomes: $(rl_outcomes "$OUT")"
+	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$ns")"
+	rl_tw_dump
+	rl_peers_dump "$ns"
+}

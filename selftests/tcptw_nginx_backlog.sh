@@ -28,28 +28,11 @@ nginx_conf()
 {
 	local dir=$1 backlog=$2
 
-	mkdir -p "$dir"
-	cat >"$dir/nginx.conf" <<-EOF
-	daemon off;
-	master_process on;
-	worker_processes 1;
-	pid $dir/nginx.pid;
-	error_log $dir/error.log error;
-	events {
-		worker_connections 1024;
-	}
-	http {
-		access_log off;
-		client_body_temp_path $dir/client_body;
-		proxy_temp_path $dir/proxy;
-		fastcgi_temp_path $dir/fastcgi;
-		uwsgi_temp_path $dir/uwsgi;
-		scgi_temp_path $dir/scgi;
-		server {
-			listen $SRV:80 backlog=$backlog;
-			location / {
-				return 200 "ok\n";
-			}
+	nginx_conf_write "$dir" on 1024 error <<-EOF
+	server {
+		listen $SRV:80 backlog=$backlog;
+		location / {
+			return 200 "ok\n";
 		}
 	}
 	EOF

@@ -95,7 +95,7 @@ EOF
 # write_conf DIR KEEPALIVE : nginx.conf in DIR; KEEPALIVE 0 = none.
 write_conf()
 {
-	local dir=$1 ka=$2 up_ka= loc_ka= t
+	local dir=$1 ka=$2 up_ka= loc_ka=
 
 	if [ "$ka" -gt 0 ]; then
 		# keepalive_requests: 1000 by default, then nginx closes the
@@ -104,23 +104,7 @@ write_conf()
 		loc_ka='proxy_http_version 1.1; proxy_set_header Connection "";'
 	fi
 	mkdir -p "$dir"
-	for t in client_body proxy fastcgi uwsgi scgi; do
-		mkdir -p "$dir/${t}_temp"
-	done
-	cat >"$dir/nginx.conf" <<EOF
-worker_processes 1;
-daemon off;
-master_process off;
-pid $dir/nginx.pid;
-error_log $dir/error.log error;
-events { worker_connections 1024; }
-http {
-	access_log off;
-	client_body_temp_path $dir/client_body_temp;
-	proxy_temp_path $dir/proxy_temp;
-	fastcgi_temp_path $dir/fastcgi_temp;
-	uwsgi_temp_path $dir/uwsgi_temp;
-	scgi_temp_path $dir/scgi_temp;
+	nginx_conf_write "$dir" off 1024 error <<EOF
 	# never close wrk's connections first (no TIME_WAIT on :80 in srv)
 	keepalive_requests 10000000;
 	keepalive_timeout 120s;
@@ -135,7 +119,6 @@ http {
 			$loc_ka
 		}
 	}
-}
 EOF
 }
 

@@ -39,26 +39,7 @@ N=80
 # first) from cli; fills BEFORE/AFTER (cli) and OUT.
 run_exhaust()
 {
-	local name=$1 dst=$2
-
-	OUT=$TMPDIR_T/$name.client.json
-	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
-	     --listen "$dst" --count 0 --timeout 60 --close-first client; then
-		check_err 1 "server did not start"
-		return 1
-	fi
-	BEFORE=() AFTER=()
-	rl_snap "$cli" BEFORE
-	timeout 90 "$TRAFFIC" client --connect "$dst" --count $N \
-		--netns "$(nspath "$cli")" --close-first client --barrier \
-		--connect-timeout 3000 --timeout 60 --verbose >"$OUT"
-	check_err $? "client failed"
-	rl_snap "$cli" AFTER
-	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
-	diag "outcomes: $(rl_outcomes "$OUT")"
-	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$cli")"
-	rl_tw_dump
-	rl_peers_dump "$cli"
+	rl_run "$1" "$cli" "$2" "$srv" "$2" --count $N
 }
 
 # check_exhausted PEER_ADDR REASON_COUNTER REASON_COLUMN : the assertions

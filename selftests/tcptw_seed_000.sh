@@ -473,7 +473,7 @@ check_diag()
 		check_err $? "diagnose has no note about --random-fully"
 	else
 		check_eq "diagnose ts_clock_offsets (one per client pair)" \
-			"$(evidence_value "$f" ts_clock_offsets)" 1
+			"$(evidence "$f" ts_clock_offsets value)" 1
 		! grep -q -- '--random-fully' "$f"
 		check_err $? "diagnose blames --random-fully with one TS clock per host"
 	fi
@@ -516,20 +516,6 @@ check_report()
 		exp=ts_off_seq
 	fi
 	check_str "tcptw run: findings" "$(findings "$f")" "$exp"
-}
-
-# evidence_value FILE NAME : the value of evidence NAME of the first finding
-evidence_value()
-{
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-for f in d["findings"]:
-    for e in f["evidence"]:
-        if e["name"] == sys.argv[2] and "value" in e:
-            print(e["value"])
-            sys.exit(0)
-print("none")' "$1" "$2"
 }
 
 # example CAPTION : this run's watch and diagnose into TCPTW_EXAMPLES_DIR

@@ -115,28 +115,12 @@ nginx_conf()
 	local dir=$TMPDIR_T/srv$1
 
 	mkdir -p "$dir"
-	cat >"$dir/nginx.conf" <<-EOF
-	daemon off;
-	master_process on;
-	worker_processes 1;
-	pid $dir/nginx.pid;
-	error_log $dir/error.log error;
-	events {
-		worker_connections 4096;
-	}
-	http {
-		access_log off;
-		keepalive_timeout 300s;
-		client_body_temp_path $dir/client_body;
-		proxy_temp_path $dir/proxy;
-		fastcgi_temp_path $dir/fastcgi;
-		uwsgi_temp_path $dir/uwsgi;
-		scgi_temp_path $dir/scgi;
-		server {
-			listen $(rip "$1"):80 backlog=$2;
-			location / {
-				return 200 "ok\n";
-			}
+	nginx_conf_write "$dir" on 4096 error <<-EOF
+	keepalive_timeout 300s;
+	server {
+		listen $(rip "$1"):80 backlog=$2;
+		location / {
+			return 200 "ok\n";
 		}
 	}
 	EOF

@@ -101,32 +101,13 @@ seed_pair()
 # requests, so nginx never closes a keep-alive connection first.
 nginx_conf()
 {
-	local dir=$1 t
-
-	for t in client_body proxy fastcgi uwsgi scgi; do
-		mkdir -p "$dir/${t}_temp"
-	done
-	cat >"$dir/nginx.conf" <<-EOF
-	worker_processes 1;
-	daemon off;
-	master_process off;
-	pid $dir/nginx.pid;
-	error_log $dir/error.log error;
-	events { worker_connections 1024; }
-	http {
-		access_log off;
-		client_body_temp_path $dir/client_body_temp;
-		proxy_temp_path $dir/proxy_temp;
-		fastcgi_temp_path $dir/fastcgi_temp;
-		uwsgi_temp_path $dir/uwsgi_temp;
-		scgi_temp_path $dir/scgi_temp;
-		keepalive_timeout 120s;
-		keepalive_requests 100000;
-		server {
-			listen $SRV:80 backlog=1024;
-			location / {
-				return 200 "ok\n";
-			}
+	nginx_conf_write "$1" off 1024 error <<-EOF
+	keepalive_timeout 120s;
+	keepalive_requests 100000;
+	server {
+		listen $SRV:80 backlog=1024;
+		location / {
+			return 200 "ok\n";
 		}
 	}
 	EOF

@@ -133,37 +133,20 @@ nginx_conf()
 		up="server 127.0.0.1:9000;"
 	fi
 	mkdir -p "$dir"
-	cat >"$dir/nginx.conf" <<-EOF
-	daemon off;
-	master_process on;
-	worker_processes 1;
-	worker_rlimit_nofile 8192;
-	pid $dir/nginx.pid;
-	error_log $dir/error.log warn;
-	events {
-		worker_connections $wc;
+	nginx_conf_write "$dir" on "$wc" warn "worker_rlimit_nofile 8192;" <<-EOF
+	keepalive_requests 10000000;
+	upstream php {
+		$up
 	}
-	http {
-		access_log off;
-		client_body_temp_path $dir/client_body;
-		proxy_temp_path $dir/proxy;
-		fastcgi_temp_path $dir/fastcgi;
-		uwsgi_temp_path $dir/uwsgi;
-		scgi_temp_path $dir/scgi;
-		keepalive_requests 10000000;
-		upstream php {
-			$up
-		}
-		server {
-			listen $SRV:80 backlog=4096;
-			location / {
-				fastcgi_pass php;
-				$loc
-				fastcgi_param SCRIPT_FILENAME $dir/index.php;
-				fastcgi_param REQUEST_METHOD \$request_method;
-				fastcgi_param QUERY_STRING \$query_string;
-				fastcgi_param SERVER_PROTOCOL \$server_protocol;
-			}
+	server {
+		listen $SRV:80 backlog=4096;
+		location / {
+			fastcgi_pass php;
+			$loc
+			fastcgi_param SCRIPT_FILENAME $dir/index.php;
+			fastcgi_param REQUEST_METHOD \$request_method;
+			fastcgi_param QUERY_STRING \$query_string;
+			fastcgi_param SERVER_PROTOCOL \$server_protocol;
 		}
 	}
 	EOF

@@ -57,31 +57,6 @@ BIND_PORT=30000
 
 REASONS="TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent TwReuseDeniedFinWait2"
 
-# run_client NAME NS DST SERVER_NS SERVER_ADDR CLIENT_ARGS... : a server in
-# SERVER_NS, then the client in NS; fills BEFORE/AFTER (of NS) and OUT.
-run_client()
-{
-	local name=$1 ns=$2 dst=$3 sns=$4 saddr=$5; shift 5
-
-	OUT=$TMPDIR_T/$name.client.json
-	if ! server_start "$sns" "$TMPDIR_T/$name.server.json" \
-	     --listen "$saddr" --count 0 --timeout 60 --close-first client; then
-		check_err 1 "server did not start"
-		return 1
-	fi
-	BEFORE=() AFTER=()
-	rl_snap "$ns" BEFORE
-	timeout 90 "$TRAFFIC" client --connect "$dst" \
-		--netns "$(nspath "$ns")" --close-first client --barrier \
-		--connect-timeout 3000 --timeout 60 --verbose "$@" >"$OUT"
-	check_err $? "client failed"
-	rl_snap "$ns" AFTER
-	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
-	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$ns")"
-	rl_tw_dump
-	rl_peers_dump "$ns"
-}
-
 # check_only_reason REASON : every other denial counter is 0 (the reasons
 # are mutually exclusive); REASON "" : no denial at all.
 check_only_reason()
@@ -102,7 +77,7 @@ bursts_run()
 {
 	pair_setup && rl_client_sysctls "$cli" 1 &&
 		rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-		run_client "bursts_$1" "$cli" "$2" "$srv" "$2" \
+		rl_run "bursts_$1" "$cli" "$2" "$srv" "$2" \
 			--count "$3" "${RL_ALIGN[@]}" --burst $BURST
 }
 
@@ -180,7 +155,7 @@ test_bursts_control()
 	fi
 	if pair_setup && rl_client_sysctls "$cli" 1 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_client bursts_control "$cli" 198.18.0.2:8080 "$srv" \
+	   rl_run bursts_control "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n "${RL_ALIGN[@]}" --burst 45; then
 		rl_show_bursts "$OUT" 45
 		ok=$(json_get "$OUT" ok)
@@ -218,7 +193,7 @@ test_default_veth()
 	fi
 	if pair_setup && rl_client_sysctls "$cli" 2 &&
 	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_client default_veth "$cli" 198.18.0.2:8080 "$srv" \
+	   rl_run default_veth "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n; then
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
 		check_eq "client ok" "$(json_get "$OUT" ok)" $NPORTS
@@ -246,7 +221,7 @@ test_default_veth()
 loopback_run()
 {
 	setup_ns cli && rl_client_sysctls "$cli" 2 &&
-		run_client default_lo "$cli" 127.0.0.1:8080 "$cli" \
+		rl_run default_lo "$cli" 127.0.0.1:8080 "$cli" \
 			127.0.0.1:8080 --count "$1" "${RL_ALIGN[@]}" --burst $BURST
 }
 
@@ -299,7 +274,7 @@ run_bound()
 {
 	local name=$1; shift
 
-	run_client "$name" "$cli" 198.18.0.2:8080 "$srv" 198.18.0.2:8080 \
+	rl_run "$name" "$cli" 198.18.0.2:8080 "$srv" 198.18.0.2:8080 \
 		--count 3 --gap-ms 300 --bind 198.18.0.1:$BIND_PORT "$@"
 }
 
