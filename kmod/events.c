@@ -190,7 +190,7 @@ static void event_show(struct seq_file *seq, const struct tcptw_event *ev,
 	else
 		seq_puts(seq, " ts_recent=-");
 	print_reason(seq, tcptw_event_reason(ev));
-	/* appended tokens (README: new key=value tokens go last) */
+	/* appended tokens (docs/proc-format.md: new key=value tokens go last) */
 	if (ev->flags & TCPTW_EV_HAS_IDLE)
 		seq_printf(seq, " idle_ms=%u", ev->idle_ms);
 	/*

@@ -9,8 +9,7 @@
  * A feature file says what it needs (a tracepoint, a function's entry, or
  * a function's entry and return) and writes its handlers once, on the
  * registers at entry and at return. compat/hook.h decides how the kernel
- * delivers them: fprobes where the kernel exports them (6.12 and later),
- * kprobes and kretprobes elsewhere.
+ * delivers them, and lists the backends it builds from.
  */
 #ifndef _TCPTW_PROBES_H
 #define _TCPTW_PROBES_H

@@ -17,7 +17,7 @@
  *                  a hook ftrace refuses go to hook_kprobe.c;
  *   hook_kprobe.c  elsewhere: kprobes and kretprobes, which skip a hit
  *                  while another kprobe's handler runs on the same CPU
- *                  (counted as missed, README "Limits").
+ *                  (counted as missed, docs/design.md, Limits).
  */
 #ifndef _TCPTW_COMPAT_HOOK_H
 #define _TCPTW_COMPAT_HOOK_H
