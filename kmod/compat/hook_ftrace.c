@@ -315,7 +315,7 @@ void tcptw_hooks_detach_batch(void)
 /*
  * ftrace keeps no count of what it skips: a callback recursing within one
  * context (any ftrace user's handler calling a hooked function), or every
- * call while kernel.ftrace_enabled is 0 (README "Limits").
+ * call while kernel.ftrace_enabled is 0 (docs/design.md, Limits).
  */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
