@@ -735,14 +735,22 @@ test_worker_connections()
 		check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
 		check_mod_eq "srv ConnectPortExhausted" "$(d s_tw_ConnectPortExhausted)" 0
 		if have_cli; then
-			check_str "diagnose findings" "$(findings "$TMPDIR_T/wc.diag.json")" ""
-			check_eq "diagnose exit code" "$DIAG_RC" 0
+			# no TCP-level finding; wrk's own resets of the
+			# connections it gave up on after 2 s (a slow guest)
+			# may show as nat_idle_reset, as in the backlog case
+			check_findings "diagnose findings" "$TMPDIR_T/wc.diag.json" \
+				"" nat_idle_reset
+			if [ -z "$(findings "$TMPDIR_T/wc.diag.json")" ]; then
+				check_eq "diagnose exit code" "$DIAG_RC" 0
+				check_eq "diagnose says 'no evidence of:'" \
+					"$(grep -c 'no evidence of:' "$TMPDIR_T/wc.diag.txt")" 1
+			else
+				check_eq "diagnose exit code (wrk's resets named)" "$DIAG_RC" 3
+			fi
 			run_eq mib TcpExtListenOverflows 0
-			check_str "tcptw run: findings" \
-				"$(findings "$TMPDIR_T/wc.run.json")" ""
+			check_findings "tcptw run: findings" \
+				"$TMPDIR_T/wc.run.json" "" nat_idle_reset
 			check_eq "tcptw run: exit status (wrk's)" "$RUN_RC" 0
-			check_eq "diagnose says 'no evidence of:'" \
-				"$(grep -c 'no evidence of:' "$TMPDIR_T/wc.diag.txt")" 1
 			sed 's/^/#   diagnose: /' "$TMPDIR_T/wc.diag.txt"
 		fi
 	fi
