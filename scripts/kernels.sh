@@ -58,20 +58,27 @@ DEBUG_TABLE='
 #       object.
 
 # Boot options of every guest (kernels.sh append K; vng-run.sh adds them).
-# Stock kernels: Debian builds SLUB_DEBUG and PAGE_POISONING in but leaves
-# them off. F: consistency checks on every slab free (double free), Z: red
-# zones (overflows), P: freed objects poisoned and checked when reused
-# (writes after free); page_poison does the same for whole pages. A
-# report says BUG and fails the run instead of passing silently. Not U
+# Stock kernels boot as users run them, except with TCPTW_POISON=1 (make
+# soak sets it): then the slab and page checks Debian builds in but
+# leaves off. F: consistency checks on every slab free (double free), Z:
+# red zones (overflows), P: freed objects poisoned and checked when
+# reused (writes after free); page_poison does the same for whole pages.
+# A report says BUG and fails the run instead of passing silently. Not U
 # (a stack trace saved at every slab alloc and free: the cost, and only
 # the report's detail) and not init_on_free: page_poison overrides it
-# ("will take precedence"). Cost measured in docs/testing.md: Lanes.
-STOCK_APPEND='slub_debug=FZP page_poison=1'
+# ("will take precedence"). Their cost, counted in guest instructions
+# (make bench's plugin, 6.1, 2026-11-27): a short connection 160k
+# instructions without, 258k with slub_debug=FZ, 343k with FZP and
+# page_poison; a wrk request 254k, 420k, 660k. That doubled the whole
+# suite's time, more than CI's 90 minutes had room for; the debug
+# kernels' KASAN (kernels.sh list-debug) is the lane for memory errors.
+STOCK_APPEND=
+[ "${TCPTW_POISON:-0}" != 1 ] || STOCK_APPEND='slub_debug=FZP page_poison=1'
 # 5.10 keeps the red zones and free checks but not the poisoning (P,
 # page_poison): with it its guests ran twice as long (tcptw_listen.sh 386 s
-# against 190 s with FZ alone, two guests side by side, 2026-11-25), and
-# its suite was over half of CI's 90 minutes.
-STOCK_APPEND_5_10='slub_debug=FZ'
+# against 190 s with FZ alone, two guests side by side, 2026-11-25).
+STOCK_APPEND_5_10=
+[ "${TCPTW_POISON:-0}" != 1 ] || STOCK_APPEND_5_10='slub_debug=FZ'
 # Debug kernels: KASAN and kmemleak do this job; a bigger log buffer keeps
 # a report from pushing the start of the run out of dmesg. KASAN prints
 # only its first report unless kasan_multi_shot: one boot of four on

@@ -17,8 +17,9 @@
 # kernel), VM_CPUS (2),
 # VM_MEMORY (`kernels.sh memory K`: 2G, 3G for a debug kernel),
 # VM_BASE_APPEND: the kernel command line options every guest of K gets
-# (`kernels.sh append K`: slub_debug and poisoning on stock kernels; set
-# it empty to boot without them), VM_APPEND: extra options after those,
+# (`kernels.sh append K`: none on stock kernels, their slab and page
+# poisoning with TCPTW_POISON=1; the debug kernels' log options),
+# VM_APPEND: extra options after those,
 # VM_QEMU_OPTS: extra QEMU
 # arguments, VM_QEMU_BIN: the QEMU binary (default: qemu-system-x86_64 from
 # PATH), VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
