@@ -262,12 +262,14 @@ VM_JOBS=${VM_JOBS:-$((multi + 1))}
 VM_PARTS=${VM_PARTS:-$((multi * 2 + 1))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$([ "$VM_PARTS" -gt 1 ] && echo 2700 || echo 4200)}
 mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
-# deal_parts : part_of[SCRIPT] = its part, longest script first to the
-# part with the least time so far (120 s for a script not in durations)
+# deal_parts K : part_of[SCRIPT] = its part in K's guests, longest script
+# first to the part with the least time so far: the script's seconds in
+# selftests/durations, its K:SECONDS there if it has one for K (a seed
+# that skips on K), 120 s for a script not listed
 declare -A part_of=()
 deal_parts()
 {
-	local s t p best
+	local k=$1 s t p best
 	local -a load=()
 
 	for ((p = 0; p < VM_PARTS; p++)); do load[p]=0; done
@@ -279,11 +281,15 @@ deal_parts()
 		part_of[$s]=$best
 		load[best]=$((load[best] + t))
 	done < <(for s in "${suite[@]}"; do
-		t=$(awk -v s="$s" '$1 == s { print $2 }' selftests/durations 2>/dev/null)
+		t=$(awk -v s="$s" -v k="$k" '$1 == s {
+			t = $2
+			for (i = 3; i <= NF; i++)
+				if (index($i, k ":") == 1) t = substr($i, length(k) + 2)
+			print t
+		}' selftests/durations 2>/dev/null)
 		echo "${t:-120} $s"
 	done | sort -rn -k1,1 -k2,2)
 }
-deal_parts
 # failed[K]: the step that failed before K's guest could start, if any;
 # vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
 declare -A vm_pid vm_t0 failed
@@ -312,6 +318,7 @@ for k in "${kernels[@]}"; do
 		continue
 	fi
 	[ -x selftests/run_vm.sh ] || continue
+	deal_parts "$k"
 	for ((p = 0; p < VM_PARTS; p++)); do
 		part=()
 		for s in "${suite[@]}"; do
