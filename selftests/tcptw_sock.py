@@ -215,7 +215,7 @@ def idle(addr, port, idle_s, args):
 
 
 def ts_opt(pkt):
-    from scapy.all import TCP
+    from scapy.layers.inet import TCP
     for k, v in pkt[TCP].options:
         if k == "Timestamp":
             return v
@@ -235,7 +235,11 @@ def connect(addr, port, timeout):
 
 
 def paws_estab(src, dst, dport, k, old):
-    from scapy.all import IP, TCP, conf, sr1, send
+    # the two layers and the senders, not scapy.all: under TCG importing
+    # every layer took seconds of each case
+    from scapy.config import conf
+    from scapy.layers.inet import IP, TCP
+    from scapy.sendrecv import sr1, send
     conf.verb = 0
     sport = 41000
     isn = 1000000
@@ -274,7 +278,9 @@ def paws_estab(src, dst, dport, k, old):
 
 
 def paws_active(iface, dport, k, timeout, kind, stopfile=None):
-    from scapy.all import IP, TCP, AsyncSniffer, conf, send
+    from scapy.config import conf
+    from scapy.layers.inet import IP, TCP
+    from scapy.sendrecv import AsyncSniffer, send
     conf.verb = 0
     state = {"answered": 0, "rsts": 0, "syns": 0}
 
