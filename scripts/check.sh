@@ -293,6 +293,7 @@ deal_parts()
 # failed[K]: the step that failed before K's guest could start, if any;
 # vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
 declare -A vm_pid vm_t0 failed
+prev_taken= prev_pid=
 for k in "${kernels[@]}"; do
 	failed[$k]=""
 	echo "== kernel $k: fetch and build"
@@ -330,9 +331,22 @@ for k in "${kernels[@]}"; do
 		# a kernel slower than the stock ones (the debug kernels,
 		# kernels.sh slow) gets its guest's timeout scaled alike
 		slow=$(scripts/kernels.sh slow "$k")
-		VM_TIMEOUT=$((VM_TIMEOUT * (slow > 3 ? slow / 2 : 1))) \
-			run_part "$k" "$ko" "$LOGS/vm-$k.$p.log" "${part[@]}" &
+		# the guests take the VM slots in the order started here (6.1's
+		# parts, longest first, before 7.2's): each waits for a slot only
+		# once the one before it has one, or has ended without
+		taken=$LOGS/vm-$k.$p.slot
+		rm -f "$taken"
+		(
+			while [ -n "$prev_taken" ] && [ ! -e "$prev_taken" ] &&
+				kill -0 "$prev_pid" 2>/dev/null; do
+				sleep 1
+			done
+			VM_SLOT_TAKEN=$taken \
+			VM_TIMEOUT=$((VM_TIMEOUT * (slow > 3 ? slow / 2 : 1))) \
+				run_part "$k" "$ko" "$LOGS/vm-$k.$p.log" "${part[@]}"
+		) &
 		vm_pid[$k.$p]=$!
+		prev_taken=$taken prev_pid=$!
 	done
 done
 

@@ -108,6 +108,10 @@ if ! take_slot; then
 		sleep 3
 	done
 fi
+# VM_SLOT_TAKEN: a file created once the slot is ours (check.sh starts
+# the next guest's wait for a slot only then, so that guests take the
+# slots in the order they were started)
+[ -z "${VM_SLOT_TAKEN:-}" ] || : >"$VM_SLOT_TAKEN"
 
 # QEMU before 10 (bookworm's 7.2) kills TCG guests whose kernel patches
 # its own text under load (docs/testing.md: Known limits); deps.sh installs 10.
