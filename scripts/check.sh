@@ -12,8 +12,9 @@
 #   2. make -C selftests (the C helpers), then per kernel: fetch, build
 #      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
 #      in the background. With several kernels, each kernel's scripts are
-#      split over VM_PARTS guests (default 2) and VM_JOBS (default 2)
-#      guests run side by side.
+#      split over VM_PARTS guests (default 3, dealt by selftests/durations)
+#      and VM_JOBS (default 2) guests run side by side, taking the VM
+#      slots in the order started.
 #      Before the first build: scripts/cli-scale.sh (TAP; timed, so alone)
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
 #   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
