@@ -989,9 +989,7 @@ nginx_conf_write()
 	local dir=$1 master=$2 wc=$3 level=$4 t
 	shift 4
 
-	for t in client_body proxy fastcgi uwsgi scgi; do
-		mkdir -p "$dir/$t"
-	done
+	mkdir -p "$dir"
 	{
 		printf '%s\n' "daemon off;" "master_process $master;" \
 			"worker_processes 1;" "pid $dir/nginx.pid;" \
@@ -999,6 +997,7 @@ nginx_conf_write()
 			"events { worker_connections $wc; }" "http {" \
 			"access_log off;"
 		for t in client_body proxy fastcgi uwsgi scgi; do
+			mkdir -p "$dir/$t"
 			echo "${t}_temp_path $dir/$t;"
 		done
 		cat

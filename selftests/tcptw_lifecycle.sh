@@ -247,26 +247,27 @@ run_bounded()
 test_reload()
 {
 	local i ok=0 stop=$TMPDIR_T/stop loop_pid out a b k paws d t0
+	local name="lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
 
 	test_begin "reload"
 	if [ -z "$TCPTW_KO" ]; then
 		skip_test "TCPTW_KO not set"
-		log_test "lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "$name"
 		return
 	fi
 	if [ "$HAVE_MODULE" != 1 ] || [ ! -r "$TCPTW_KO" ]; then
 		skip_test "module not loaded or $TCPTW_KO unreadable"
-		log_test "lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "$name"
 		return
 	fi
 	if ! have_nat; then
 		skip_test "nftables masquerade or conntrack unavailable"
-		log_test "lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "$name"
 		return
 	fi
 	if ! nat_topo_setup; then
 		check_err 1 "topology setup failed"
-		log_test "lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
+		log_test "$name"
 		return
 	fi
 	server_start "$srv" "$TMPDIR_T/reload.server.json" \
@@ -360,7 +361,7 @@ test_reload()
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	nat_topo_cleanup
-	log_test "lifecycle: $RELOAD_CYCLES rmmod/insmod cycles under NAT+PAWS traffic"
+	log_test "$name"
 }
 
 # kprobes=1 (5.10, 6.1: hooks on ftrace otherwise): every hook that is not

@@ -103,7 +103,6 @@ write_conf()
 		up_ka="keepalive $ka; keepalive_requests 10000000;"
 		loc_ka='proxy_http_version 1.1; proxy_set_header Connection "";'
 	fi
-	mkdir -p "$dir"
 	nginx_conf_write "$dir" off 1024 error <<EOF
 	# never close wrk's connections first (no TIME_WAIT on :80 in srv)
 	keepalive_requests 10000000;

@@ -105,7 +105,6 @@ EXDIR=${TCPTW_EXAMPLES_DIR:-}
 declare -A E
 declare -a WRK_PIDS
 
-# d KEY : A[KEY] - B[KEY]
 nginx_start()
 {
 	mkdir -p "$NGINX_DIR/www"
@@ -356,14 +355,14 @@ run()
 	# in its FIN_WAIT2 substate (srv's FIN acked, the client's FIN late)
 	# answers an out-of-window SYN with an ACK without counting it in
 	# PAWSEstab, the client resets it, and sends its SYN again
-	local rsts
-	rsts=$(( $(d c1_mib_TcpOutRsts) + $(d c2_mib_TcpOutRsts) - RUN_PAWS - RUN_SEQ ))
-	RUN_DUP=$(( $(d srv_mib_TcpExtTCPSynRetrans) + $(d srv_mib_TcpExtTCPACKSkippedSynRecv) + (rsts > 0 ? rsts : 0) ))
+	local rsts=$(( $(d c1_mib_TcpOutRsts) + $(d c2_mib_TcpOutRsts) ))
+	local extra=$((rsts - RUN_PAWS - RUN_SEQ))
+	RUN_DUP=$(( $(d srv_mib_TcpExtTCPSynRetrans) + $(d srv_mib_TcpExtTCPACKSkippedSynRecv) + (extra > 0 ? extra : 0) ))
 	RUN_WATCH_SUM=$(awk '$1 == "TwSynPawsRejected" { s += $2 } END { print s + 0 }' "$watch")
 	diag "run $name: masquerade to :$RUN_PORTS $flags, clients: $*, ${RUN_MS} ms of wrk, settled in ${RUN_SETTLE_MS} ms"
 	diag "  requests $RUN_REQS, $RUN_RPS/s; srv TcpExt TW $(d srv_mib_TcpExtTW), clients TcpExt TW $(( $(d c1_mib_TcpExtTW) + $(d c2_mib_TcpExtTW) )), srv TwCreated $(d srv_tw_TwCreated)"
 	diag "  srv TwSynPawsRejected $RUN_K TwPawsRejected $RUN_KALL TwSynSeqRejected $RUN_SEQ PawsEstab+SynRecvRejected $RUN_POTHER TwSynRecycled $(d srv_tw_TwSynRecycled) TwKilledByRst $(d srv_tw_TwKilledByRst)"
-	diag "  srv PAWS MIB $RUN_PAWS (PAWSTimewait $(d srv_mib_TcpExtPAWSTimewait)); clients TCPSynRetrans $RUN_RETR (c1 $(d c1_mib_TcpExtTCPSynRetrans)), RetransSegs $RUN_RETRSEGS, OutRsts $(( $(d c1_mib_TcpOutRsts) + $(d c2_mib_TcpOutRsts) ))"
+	diag "  srv PAWS MIB $RUN_PAWS (PAWSTimewait $(d srv_mib_TcpExtPAWSTimewait)); clients TCPSynRetrans $RUN_RETR (c1 $(d c1_mib_TcpExtTCPSynRetrans)), RetransSegs $RUN_RETRSEGS, OutRsts $rsts"
 	diag "  nat insert_failed $RUN_INSFAIL drop $(d nat_ct_drop); srv ListenDrops $RUN_LDROPS ListenOverflows $(d srv_mib_TcpExtListenOverflows) TCPSYNChallenge $RUN_SYNCHAL, SYNs sent again for other reasons (at most) $RUN_DUP; watch sum $RUN_WATCH_SUM"
 	return 0
 }

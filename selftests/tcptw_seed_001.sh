@@ -114,7 +114,6 @@ nginx_conf()
 {
 	local dir=$TMPDIR_T/srv$1
 
-	mkdir -p "$dir"
 	nginx_conf_write "$dir" on 4096 error <<-EOF
 	keepalive_timeout 300s;
 	server {

@@ -132,7 +132,6 @@ nginx_conf()
 	else
 		up="server 127.0.0.1:9000;"
 	fi
-	mkdir -p "$dir"
 	nginx_conf_write "$dir" on "$wc" warn "worker_rlimit_nofile 8192;" <<-EOF
 	keepalive_requests 10000000;
 	upstream php {
