@@ -8,8 +8,9 @@
 #   30 non-blocking connects         net.core.somaxconn=10, listen(100)
 #   10 ms apart, 5 s window          never accept()s (tcptw_traffic --no-accept)
 #
-# Accept queue (tcp_syncookies 0, 1, 2): 11 connects (backlog + 1)
-# complete, the other SYNs are dropped in silence and retransmitted.
+# Accept queue (tcp_syncookies 0, 1, 2): 11 connects (backlog + 1; see
+# ACCEPTED_MAX) complete, the other SYNs are dropped in silence and
+# retransmitted.
 # Asserted: ListenOverflow == TcpExt ListenOverflows delta == ListenDrops
 # delta > 0 == (connects that never completed) + cli TCPSynRetrans delta;
 # ListenOverflowSyn + ListenOverflowAck == ListenOverflow; the listeners row
@@ -92,6 +93,12 @@ run_burst()
 	bg_wait "$SERVER_PID"
 }
 
+# A listener takes handshakes' ACKs without its lock: the full-queue test
+# and the queue add are not one step, so an ACK on each other CPU can pass
+# the test beside the 11th (CI saw 12 children on 2 vCPUs). The sums that
+# tie the overflows to the clients stay exact.
+ACCEPTED_MAX=$((10 + $(nproc)))
+
 # d KEY : after - before of snapshot key KEY (s_mib_..., c_tw_..., ...).
 test_accept_overflow()
 {
@@ -118,7 +125,8 @@ test_accept_overflow()
 	syn=$(d s_tw_ListenOverflowSyn)
 	ack=$(d s_tw_ListenOverflowAck)
 	diag "srv ListenOverflows=$ovf ListenDrops=$drops SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) cli TCPSynRetrans=$retr | ListenOverflow=$mod (syn $syn ack $ack) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent)"
-	check_eq "connects completed == backlog + 1" "$ok" 11
+	check_range "connects completed == backlog + 1 (+ other CPUs)" "$ok" 11 \
+		"$ACCEPTED_MAX"
 	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
 	check_eq "srv ListenDrops == ListenOverflows" "$drops" "$ovf"
 	check_eq "ListenOverflows == never connected + cli TCPSynRetrans" \
@@ -294,7 +302,8 @@ test_cookie_ack_overflow()
 	diag "srv listeners row: ${ROW:--}"
 	diag "srv ListenOverflows=$ovf ListenDrops=$(d s_mib_TcpExtListenDrops) SyncookiesSent=$(d s_mib_TcpExtSyncookiesSent) SyncookiesRecv=$(d s_mib_TcpExtSyncookiesRecv) cli RetransSegs=$retr | ListenOverflow=$mod (syn $(d s_tw_ListenOverflowSyn) ack $(d s_tw_ListenOverflowAck)) ListenSynCookieSent=$(d s_tw_ListenSynCookieSent)"
 	check_eq "client handshakes completed" "$(json_get "$out" connected)" $N
-	check_eq "bytes acknowledged == backlog + 1" "$acked" 11
+	check_range "bytes acknowledged == backlog + 1 (+ other CPUs)" \
+		"$acked" 11 "$ACCEPTED_MAX"
 	check_eq "srv TcpExt SyncookiesSent" "$(d s_mib_TcpExtSyncookiesSent)" $N
 	check_gt "srv TcpExt ListenOverflows" "$ovf" 0
 	check_eq "srv ListenDrops == ListenOverflows" \
