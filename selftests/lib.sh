@@ -950,15 +950,17 @@ diagnose()
 	diag "$2: diagnose exit $DIAG_RC: $(head -c 600 "$TMPDIR_T/$2.diag.json")"
 }
 
+# The JSON helpers below use jq, not python: a python start costs a
+# second in a TCG guest beside another, and a script reads dozens.
+# JQ_NS: a diagnose -j output, or the first netns of a `tcptw run -j`
+# report
+JQ_NS='(if has("namespaces") then .namespaces[0] else . end)'
+
 # findings FILE : the ids of a diagnose -j output, or of the first netns
 # of a `tcptw run -j` report, sorted, space-separated
 findings()
 {
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-d = d["namespaces"][0] if "namespaces" in d else d
-print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
+	jq -r "$JQ_NS"' | [.findings[].id] | sort | join(" ")' "$1"
 }
 
 # evidence FILE NAME [FIELD] : the FIELD (default delta; value for a
@@ -966,16 +968,9 @@ print(" ".join(sorted(f["id"] for f in d["findings"])))' "$1"
 # (diagnose -j, or the first netns of a run -j report); "none" if none
 evidence()
 {
-	python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-d = d["namespaces"][0] if "namespaces" in d else d
-for f in d["findings"]:
-    for e in f["evidence"]:
-        if e["name"] == sys.argv[2] and sys.argv[3] in e:
-            print(e[sys.argv[3]])
-            sys.exit(0)
-print("none")' "$1" "$2" "${3:-delta}"
+	jq -r --arg n "$2" --arg f "${3:-delta}" "$JQ_NS"' |
+		[.findings[].evidence[] | select(.name == $n and has($f)) | .[$f]] |
+		if length > 0 then .[0] else "none" end' "$1"
 }
 
 # nginx_conf_write DIR MASTER WORKER_CONNECTIONS LOG_LEVEL [MAIN...] :
@@ -1005,17 +1000,10 @@ nginx_conf_write()
 	} >"$dir/nginx.conf"
 }
 
-# jq_py FILE EXPR : EXPR (Python, over the JSON document as r) printed;
-# "" on error
-jq_py()
+# jqr FILE FILTER : jq's FILTER over FILE, raw; "" on error or null
+jqr()
 {
-	python3 -c 'import json, sys
-r = json.load(open(sys.argv[1]))
-try:
-    v = eval(sys.argv[2])
-except (KeyError, IndexError, TypeError):
-    v = ""
-print(v)' "$1" "$2" 2>/dev/null
+	jq -r "($2) // \"\"" "$1" 2>/dev/null
 }
 
 # report_delta FILE SECTION NAME... : the sum of the NAMEs' deltas in the
@@ -1024,15 +1012,14 @@ print(v)' "$1" "$2" 2>/dev/null
 # list moved by 0. "none" if FILE is no report.
 report_delta()
 {
-	python3 -c '
-import json, sys
-try:
-    n = json.load(open(sys.argv[1]))["namespaces"][0]
-except (OSError, ValueError, KeyError, IndexError):
-    print("none")
-    sys.exit(0)
-s = n.get(sys.argv[2], {})
-print(sum(s.get(k, {}).get("delta", 0) for k in sys.argv[3:]))' "$@"
+	local file=$1 sec=$2
+	shift 2
+
+	jq -r --arg s "$sec" 'if (.namespaces | type) == "array" and
+		(.namespaces | length) > 0 then
+		(.namespaces[0][$s] // {}) as $m |
+		[$ARGS.positional[] | ($m[.].delta // 0)] | add // 0
+		else "none" end' "$file" --args "$@" 2>/dev/null || echo none
 }
 
 # ct_states NS : "STATE count" lines of `conntrack -L -p tcp` in NS, sorted
@@ -1046,7 +1033,8 @@ ct_states()
 # tcptw_ct_states FILE : the same from `tcptw conntrack -j` output
 tcptw_ct_states()
 {
-	jq_py "$1" '"\n".join("%s %d" % (s, v["entries"]) for s, v in sorted(r["conntrack"]["census"]["tcp_states"].items()))'
+	jqr "$1" '.conntrack.census.tcp_states | to_entries | sort_by(.key) |
+		map("\(.key) \(.value.entries)") | join("\n")'
 }
 
 # check_str WHAT GOT WANT : like check_eq, for words

@@ -61,18 +61,18 @@ test_overflow()
 	diag "burst: $(cat "$TMPDIR_T/ovf.cli"); report: $(head -c 600 "$out")"
 	check_gt "ListenOverflows over the run" "$want" 0
 	check_eq "report's TcpExtListenOverflows delta" \
-		"$(jq_py "$out" 'r["namespaces"][0]["mib"]["TcpExtListenOverflows"]["delta"]')" \
+		"$(jqr "$out" '.namespaces[0].mib.TcpExtListenOverflows.delta')" \
 		"$want"
 	check_mod_eq "report's ListenOverflow delta" \
-		"$(jq_py "$out" 'r["namespaces"][0]["counters"]["ListenOverflow"]["delta"]')" \
+		"$(jqr "$out" '.namespaces[0].counters.ListenOverflow.delta')" \
 		"$want"
 	check_eq "exit status with --fail-on-diagnosis" "$rc" 3
 	check_eq "CMD's exit code in the report" \
-		"$(jq_py "$out" 'r["exit_code"]')" 0
+		"$(jqr "$out" '.exit_code')" 0
 	check_eq "accept_queue named" \
-		"$(jq_py "$out" 'sum(f["id"] == "accept_queue" for f in r["namespaces"][0]["findings"])')" 1
+		"$(jqr "$out" '[.namespaces[0].findings[] | select(.id == "accept_queue")] | length')" 1
 	check_mod_eq "listener row 198.18.0.2:8081 moved by the overflows" \
-		"$(jq_py "$out" '[x["moved"] for x in r["namespaces"][0]["listeners"] if x["port"] == 8081][0]')" \
+		"$(jqr "$out" '[.namespaces[0].listeners[] | select(.port == 8081) | .moved][0]')" \
 		"$want"
 	kill "$SERVER_PID" 2>/dev/null
 	log_test "$T"
@@ -97,11 +97,11 @@ test_control()
 	diag "report: $(head -c 400 "$out")"
 	check_eq "exit status (CMD's 7, no cause)" "$rc" 7
 	check_eq "namespaces reported" \
-		"$(jq_py "$out" 'len(r["namespaces"])')" 2
+		"$(jqr "$out" '.namespaces | length')" 2
 	check_eq "findings in srv and cli" \
-		"$(jq_py "$out" 'sum(len(n["findings"]) for n in r["namespaces"])')" 0
+		"$(jqr "$out" '[.namespaces[].findings | length] | add')" 0
 	check_eq "TcpPassiveOpens delta in srv" \
-		"$(jq_py "$out" 'r["namespaces"][0]["mib"]["TcpPassiveOpens"]["delta"]')" 5
+		"$(jqr "$out" '.namespaces[0].mib.TcpPassiveOpens.delta')" 5
 	kill "$SERVER_PID" 2>/dev/null
 	log_test "$T"
 	cleanup_ns "$cli" "$srv"
@@ -123,8 +123,8 @@ test_signal()
 	wait "$pid"
 	rc=$?
 	check_eq "exit status (128 + SIGTERM)" "$rc" 143
-	check_eq "signal in the report" "$(jq_py "$out" 'r["signal"]')" 15
-	check_eq "interrupted" "$(jq_py "$out" 'int(r["interrupted"])')" 1
+	check_eq "signal in the report" "$(jqr "$out" '.signal')" 15
+	check_eq "interrupted" "$(jqr "$out" 'if .interrupted then 1 else 0 end')" 1
 	log_test "$T"
 }
 
@@ -160,10 +160,10 @@ test_conntrack()
 		check_err 1 "counts by state differ"
 	fi
 	check_eq "entries dumped == nf_conntrack_count" \
-		"$(jq_py "$out" 'r["conntrack"]["census"]["dumped"]')" \
+		"$(jqr "$out" '.conntrack.census.dumped')" \
 		"$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)"
 	check_eq "top destination tcp 127.0.0.1:9000" \
-		"$(jq_py "$out" '[d["entries"] for d in r["conntrack"]["census"]["destinations"] if d["endpoint"] == "127.0.0.1:9000"][0]')" 20
+		"$(jqr "$out" '[.conntrack.census.destinations[] | select(.endpoint == "127.0.0.1:9000") | .entries][0]')" 20
 	# a full table: the max (global) at this netns's count
 	count=$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)
 	CT_MAX_SAVED=$(cat /proc/sys/net/netfilter/nf_conntrack_max)
@@ -174,9 +174,9 @@ test_conntrack()
 	CT_MAX_SAVED=
 	diag "diagnose: $(head -c 1500 "$TMPDIR_T/ct.diag")"
 	check_eq "conntrack_full names the TIME_WAIT entries" \
-		"$(jq_py "$TMPDIR_T/ct.diag" '[e["value"] for f in r["findings"] if f["id"] == "conntrack_full" for e in f["evidence"] if e["name"] == "conntrack tcp TIME_WAIT"][0]')" 20
+		"$(jqr "$TMPDIR_T/ct.diag" '[.findings[] | select(.id == "conntrack_full") | .evidence[] | select(.name == "conntrack tcp TIME_WAIT") | .value][0]')" 20
 	check_eq "remedy: notrack for the loopback upstream on :9000" \
-		"$(jq_py "$TMPDIR_T/ct.diag" 'int(any("notrack rule for the loopback upstream on :9000" in f["remedy"] for f in r["findings"]))')" 1
+		"$(jqr "$TMPDIR_T/ct.diag" 'if any(.findings[]; .remedy | contains("notrack rule for the loopback upstream on :9000")) then 1 else 0 end')" 1
 	log_test "$T"
 	cleanup_ns "$ct"
 }

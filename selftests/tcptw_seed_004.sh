@@ -251,7 +251,7 @@ lab_run()
 	DMESG=$TMPDIR_T/$name.dmesg
 	dmesg | tail -n +$((dm0 + 1)) >"$DMESG"
 	if have_cli; then
-		diag "tcptw run: exit $RUN_RC, srv TIME_WAIT sockets (start, peak, end): $(jq_py "$TMPDIR_T/$name.run.json" 'r["namespaces"][0]["time_wait"]'); $(head -c 300 "$TMPDIR_T/$name.run.json")"
+		diag "tcptw run: exit $RUN_RC, srv TIME_WAIT sockets (start, peak, end): $(jqr "$TMPDIR_T/$name.run.json" '.namespaces[0].time_wait | tojson'); $(head -c 300 "$TMPDIR_T/$name.run.json")"
 		diagnose "$srv" "$name"
 		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
 			--baseline "$TMPDIR_T/$name.base" >"$TMPDIR_T/$name.diag.txt" 2>&1
@@ -692,9 +692,9 @@ check_ct_census()
 	check_gt "TCP entries left in srv's table" \
 		"$(awk '{ s += $2 } END { print s + 0 }' <<<"$CT_L")" 0
 	read -r st n <<<"$(sort -k2,2n <<<"$CT_L" | tail -n 1)"
-	total=$(jq_py "$TMPDIR_T/$name.ct.json" 'r["conntrack"]["census"]["dumped"]')
-	ev=$(jq_py "$TMPDIR_T/$name.ctdiag.json" '[e["value"] for f in r["findings"] if f["id"] == "conntrack_full" for e in f["evidence"] if e["name"] == "conntrack tcp '"$st"'"][0]')
-	diag "diagnose: $(jq_py "$TMPDIR_T/$name.ctdiag.json" '[f["notes"] for f in r["findings"] if f["id"] == "conntrack_full"]')"
+	total=$(jqr "$TMPDIR_T/$name.ct.json" '.conntrack.census.dumped')
+	ev=$(jqr "$TMPDIR_T/$name.ctdiag.json" '[.findings[] | select(.id == "conntrack_full") | .evidence[] | select(.name == "conntrack tcp '"$st"'") | .value][0]')
+	diag "diagnose: $(jqr "$TMPDIR_T/$name.ctdiag.json" '[.findings[] | select(.id == "conntrack_full") | .notes] | tojson')"
 	if _is_num "$total" && [ $((2 * n)) -ge "$total" ]; then
 		check_eq "diagnose: conntrack_full evidence 'conntrack tcp $st'" "$ev" "$n"
 		[ "$st" = ESTABLISHED ] && return
