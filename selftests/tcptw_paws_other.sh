@@ -38,46 +38,92 @@ SOCK=$LIB_DIR/tcptw_sock.py
 
 SRV=198.18.0.2
 K=5
+ACT_KINDS=bad,good,badack
+ACT_PORTS=9000,9001,9002
+
+# One scapy start per side serves its cases (tcptw_sock.py; an import
+# takes 10-20 s under TCG): the established cases share a pair and an
+# injector in cli (its own source port each), the active ones another
+# pair and an injector in srv (its own port each: 9000 bad, 9001 good,
+# 9002 badack; good runs last, its connection's FIN goes unanswered).
+# INJ: the running group (estab or active), INJ_DIR its result files.
+INJ=""
+INJ_DIR=""
+
+# inj_start GROUP : fresh namespaces and GROUP's injector, unless it runs
+inj_start()
+{
+	local group=$1
+
+	[ "$INJ" = "$group" ] && return 0
+	INJ=""
+	cleanup_all_ns
+	ts_pair || { check_err 1 "setup failed"; return 1; }
+	INJ_DIR=$TMPDIR_T/$group
+	mkdir -p "$INJ_DIR"
+	if [ "$group" = estab ]; then
+		# scapy owns the client end: cli's stack must not reset it.
+		ip netns exec "$cli" nft -f - <<-EOF
+		table inet pawsest {
+			chain outbound {
+				type filter hook output priority 0; policy accept;
+				tcp dport 8080 tcp flags rst drop
+			}
+		}
+		EOF
+		[ $? -eq 0 ] || { check_err 1 "nft ruleset"; return 1; }
+		server_start "$srv" "$INJ_DIR/srv" --listen $SRV:8080 \
+			--no-accept --timeout 300 ||
+			{ check_err 1 "server did not start"; return 1; }
+		bg_start "$INJ_DIR/inj" timeout 300 ip netns exec "$cli" \
+			"$PY" "$SOCK" paws-estab 198.18.0.1 $SRV 8080 $K \
+			"$INJ_DIR" old,new
+	else
+		# scapy owns the server end: srv's stack never sees its ports.
+		ip netns exec "$srv" nft -f - <<-EOF
+		table inet pawsact {
+			chain inbound {
+				type filter hook input priority 0; policy accept;
+				tcp dport { $ACT_PORTS } drop
+			}
+		}
+		EOF
+		[ $? -eq 0 ] || { check_err 1 "nft ruleset"; return 1; }
+		bg_start "$INJ_DIR/inj" timeout 300 ip netns exec "$srv" \
+			"$PY" "$SOCK" paws-active eth0 $ACT_PORTS 3 280 \
+			$ACT_KINDS "$INJ_DIR"
+	fi
+	if ! busywait 120000 grep -q ready "$INJ_DIR/inj.err"; then
+		check_err 1 "scapy did not start: $(tail -n 3 "$INJ_DIR/inj.err")"
+		return 1
+	fi
+	INJ=$group
+}
 
 test_estab()
 {
-	local kind=$1 name out rej paws
+	local kind=$1 name out rej paws sport
 
 	if [ "$kind" = old ]; then
 		name="paws_other: established: $K old TSvals -> PawsEstabRejected == PAWSEstab == $K"
+		sport=41000
 	else
 		name="paws_other: control: $K newer TSvals -> PawsEstabRejected 0"
+		sport=41001
 	fi
 	test_begin "$name"
 	if ! probe_gate tcp_oow_rate_limited; then
 		log_test "$name"
 		return
 	fi
-	if ! ts_pair; then
-		check_err 1 "setup failed"
-		log_test "$name"
-		return
-	fi
-	# scapy owns the client end: cli's stack must not reset it.
-	ip netns exec "$cli" nft -f - <<-EOF
-	table inet pawsest {
-		chain outbound {
-			type filter hook output priority 0; policy accept;
-			tcp dport 8080 tcp flags rst drop
-		}
-	}
-	EOF
-	check_err $? "nft ruleset"
-	server_start "$srv" "$TMPDIR_T/est_$kind.srv" --listen $SRV:8080 \
-		--no-accept --timeout 60 ||
-		{ check_err 1 "server did not start"; log_test "$name"; return; }
-	out=$TMPDIR_T/est_$kind.json
+	inj_start estab || { log_test "$name"; return; }
+	out=$INJ_DIR/$kind.json
 	B=()
 	A=()
 	ns_snapshot "$srv" B s_
-	timeout 150 ip netns exec "$cli" "$PY" "$SOCK" paws-estab 198.18.0.1 \
-		$SRV 8080 $K "$kind" >"$out" 2>"$out.err"
-	check_err $? "scapy failed: $(tail -n 3 "$out.err")"
+	touch "$INJ_DIR/go.$kind"
+	busywait 150000 test -s "$out"
+	check_err $? "scapy failed: $(tail -n 3 "$INJ_DIR/inj.err")"
 	sleep 0.3
 	ns_snapshot "$srv" A s_
 	paws=$(d s_mib_TcpExtPAWSEstab)
@@ -92,7 +138,7 @@ test_estab()
 		check_mod_eq "srv PawsEstabRejected == PAWSEstab" "$rej" "$paws"
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "srv events paws_estab_rejected" \
-				"$(events_count "$srv" paws_estab_rejected "src=198.18.0.1:41000")" $K
+				"$(events_count "$srv" paws_estab_rejected "src=198.18.0.1:$sport")" $K
 		fi
 	else
 		check_eq "srv TcpExt PAWSEstab" "$paws" 0
@@ -100,56 +146,36 @@ test_estab()
 	fi
 	check_mod_eq "srv PawsSynRecvRejected" "$(d s_tw_PawsSynRecvRejected)" 0
 	check_mod_eq "srv TwPawsRejected" "$(d s_tw_TwPawsRejected)" 0
-	cleanup_all_ns
 	log_test "$name"
 }
 
 test_active()
 {
-	local kind=$1 name out cres inj paws rej
+	local kind=$1 name out cres inj paws rej port
 
 	case $kind in
-	bad) name="paws_other: active: SYN-ACK with TSecr out of window -> PawsActiveRejected == PAWSActive == injected" ;;
-	good) name="paws_other: control: SYN-ACK with the right TSecr -> PawsActiveRejected 0" ;;
-	badack) name="paws_other: control: SYN-ACK with a wrong ACK number -> RST, PawsActiveRejected 0" ;;
+	bad) name="paws_other: active: SYN-ACK with TSecr out of window -> PawsActiveRejected == PAWSActive == injected"
+		port=9000 ;;
+	good) name="paws_other: control: SYN-ACK with the right TSecr -> PawsActiveRejected 0"
+		port=9001 ;;
+	badack) name="paws_other: control: SYN-ACK with a wrong ACK number -> RST, PawsActiveRejected 0"
+		port=9002 ;;
 	esac
 	test_begin "$name"
 	if ! probe_gate tcp_v4_send_reset tcp_send_reset; then
 		log_test "$name"
 		return
 	fi
-	if ! ts_pair; then
-		check_err 1 "setup failed"
-		log_test "$name"
-		return
-	fi
-	# scapy owns the server end: srv's stack never sees port 9000.
-	ip netns exec "$srv" nft -f - <<-EOF
-	table inet pawsact {
-		chain inbound {
-			type filter hook input priority 0; policy accept;
-			tcp dport 9000 drop
-		}
-	}
-	EOF
-	check_err $? "nft ruleset"
-	out=$TMPDIR_T/act_$kind.json
-	cres=$TMPDIR_T/act_$kind.client.json
-	bg_start "$out" timeout 150 ip netns exec "$srv" "$PY" "$SOCK" \
-		paws-active eth0 9000 3 90 "$kind" "$TMPDIR_T/act_$kind.stop"
-	if ! busywait 120000 grep -q ready "$out.err"; then
-		check_err 1 "scapy did not start: $(tail -n 3 "$out.err")"
-		cleanup_all_ns
-		log_test "$name"
-		return
-	fi
+	inj_start active || { log_test "$name"; return; }
+	out=$INJ_DIR/$port.json
+	cres=$INJ_DIR/$kind.client.json
 	B=()
 	A=()
 	ns_snapshot "$cli" B c_
 	# SYN at 0 and ~1 s: two SYN-ACKs within 2.5 s.
-	ip netns exec "$cli" "$PY" "$SOCK" connect $SRV 9000 2.5 >"$cres"
-	touch "$TMPDIR_T/act_$kind.stop"
-	bg_wait "$BG_PID"
+	ip netns exec "$cli" "$PY" "$SOCK" connect $SRV $port 2.5 >"$cres"
+	# the client's last RST reaches the sniffer
+	sleep 1
 	ns_snapshot "$cli" A c_
 	inj=$(json_get "$out" injected)
 	paws=$(d c_mib_TcpExtPAWSActive)
@@ -167,7 +193,7 @@ test_active()
 			"$(d c_mib_TcpOutRsts)"
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "cli events paws_active_rejected" \
-				"$(events_count "$cli" paws_active_rejected "dst=$SRV:9000")" "$inj"
+				"$(events_count "$cli" paws_active_rejected "dst=$SRV:$port")" "$inj"
 		fi
 	elif [ "$kind" = badack ]; then
 		check_eq "client connect" "$(grep -c '"connect":"ok"' "$cres")" 0
@@ -181,7 +207,6 @@ test_active()
 		check_eq "cli TcpExt PAWSActive" "$paws" 0
 		check_mod_eq "cli PawsActiveRejected" "$rej" 0
 	fi
-	cleanup_all_ns
 	log_test "$name"
 }
 
@@ -189,5 +214,5 @@ tests_run \
 	"test_estab old" \
 	"test_estab new" \
 	"test_active bad" \
-	"test_active good" \
-	"test_active badack"
+	"test_active badack" \
+	"test_active good"

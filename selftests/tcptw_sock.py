@@ -27,20 +27,26 @@
 #       for its echo; prints the errno name the second exchange got.
 #   connect ADDR PORT TIMEOUT_S
 #       one blocking connect; prints "ok" or the errno name.
-#   paws-estab SRC DST DPORT K old|new   (scapy; the caller drops the
-#       RSTs of the local stack)
-#       handshake by hand with timestamps, one good data segment, then K
-#       data segments whose TSval is 100000 ticks older (old: each one
-#       must be rejected by PAWS on the server's established socket) or
-#       newer and in sequence (new: the control, all accepted).
-#   paws-active IFACE DPORT K TIMEOUT_S bad|good|badack [STOPFILE]
-#       (scapy; the caller drops the SYNs before the local stack sees them)
-#       until STOPFILE exists (then 1 s more) or TIMEOUT_S has passed,
-#       answer the first K SYNs to DPORT with a SYN-ACK whose ACK number is
+#   The two scapy modes serve several cases from one python start (an
+#   import of scapy's layers takes 10-20 s under TCG): they print "ready"
+#   on stderr once set up, and write each result to DIR/NAME.json.
+#   paws-estab SRC DST DPORT K DIR old|new[,old|new...]   (the caller
+#       drops the RSTs of the local stack) for each kind in turn, once
+#       DIR/go.KIND exists (at most 120 s each), from source port 41000 +
+#       its index: handshake by hand with timestamps, one good data
+#       segment, then K data segments whose TSval is 100000 ticks older
+#       (old: each one must be rejected by PAWS on the server's
+#       established socket) or newer and in sequence (new: the control,
+#       all accepted); the result to DIR/KIND.json.
+#   paws-active IFACE DPORT[,DPORT...] K TIMEOUT_S KIND[,KIND...] DIR
+#       (the caller drops the SYNs before the local stack sees them) until
+#       DIR/stop exists or TIMEOUT_S has passed, answer the first K SYNs to
+#       each DPORT, after its KIND, with a SYN-ACK whose ACK number is
 #       right and whose TSecr is 1000 s past the SYN's TSval (bad) or
 #       echoes it (good), or whose ACK number is 1000 too far and TSecr
 #       as bad (badack: refused for its ACK, before PAWS is looked at);
-#       counts the RSTs the client sends back.
+#       counts the RSTs the client sends back; DIR/DPORT.json is
+#       rewritten after each packet of DPORT.
 #   backlog-rst PORT N HOLD_MS send|nosend [ADDR]
 #       over lo (ADDR: 127.0.0.1 or ::1), N times: a connection whose client has 10 unread bytes
 #       shuts down both ways (FIN-WAIT, receive side shut), then blocks in
@@ -69,6 +75,22 @@ import time
 def out(d):
     print(json.dumps(d, sort_keys=True, separators=(",", ":")))
     sys.stdout.flush()
+
+
+def out_file(path, d):
+    """d as one JSON line in path, whole or not at all (a reader polls)"""
+    with open(path + ".tmp", "w") as f:
+        f.write(json.dumps(d, sort_keys=True, separators=(",", ":")) + "\n")
+    os.rename(path + ".tmp", path)
+
+
+def wait_file(path, timeout):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if os.path.exists(path):
+            return True
+        time.sleep(0.1)
+    return False
 
 
 def burst(addr, port, n, gap_ms, window):
@@ -234,14 +256,22 @@ def connect(addr, port, timeout):
     out({"connect": res})
 
 
-def paws_estab(src, dst, dport, k, old):
+def paws_estab(src, dst, dport, k, d, kinds):
     # the two layers and the senders, not scapy.all: under TCG importing
     # every layer took seconds of each case
     from scapy.config import conf
+    conf.verb = 0
+    print("ready", file=sys.stderr, flush=True)
+    for i, kind in enumerate(kinds):
+        if not wait_file(os.path.join(d, "go." + kind), 120):
+            raise SystemExit("no go." + kind + " in 120 s")
+        out_file(os.path.join(d, kind + ".json"),
+                 paws_estab_one(src, dst, dport, 41000 + i, k, kind == "old"))
+
+
+def paws_estab_one(src, dst, dport, sport, k, old):
     from scapy.layers.inet import IP, TCP
     from scapy.sendrecv import sr1, send
-    conf.verb = 0
-    sport = 41000
     isn = 1000000
     ts0 = 5000000
     syn = IP(src=src, dst=dst) / TCP(
@@ -250,8 +280,7 @@ def paws_estab(src, dst, dport, k, old):
                  ("NOP", None), ("WScale", 7)])
     sa = sr1(syn, timeout=5)
     if sa is None or (sa[TCP].flags & 0x12) != 0x12:
-        out({"error": "no SYN-ACK", "injected": 0})
-        return
+        return {"error": "no SYN-ACK", "injected": 0}
     srv_ts = ts_opt(sa)[0]
     rcv = sa[TCP].seq + 1
 
@@ -274,27 +303,33 @@ def paws_estab(src, dst, dport, k, old):
         else:
             send(seg(isn + 2 + i, ts0 + 3 + i, "PA", b"y"))
         time.sleep(0.05)
-    out({"injected": k, "sport": sport, "old": old})
+    return {"injected": k, "sport": sport, "old": old}
 
 
-def paws_active(iface, dport, k, timeout, kind, stopfile=None):
+def paws_active(iface, dports, k, timeout, kinds, d):
     from scapy.config import conf
     from scapy.layers.inet import IP, TCP
     from scapy.sendrecv import AsyncSniffer, send
     conf.verb = 0
-    state = {"answered": 0, "rsts": 0, "syns": 0}
+    kind_of = dict(zip(dports, kinds))
+    states = {p: {"injected": 0, "rsts": 0, "syns": 0} for p in dports}
 
     def on_pkt(p):
-        if IP not in p or TCP not in p or p[TCP].dport != dport:
+        if IP not in p or TCP not in p or p[TCP].dport not in kind_of:
             return
         t = p[TCP]
+        dport = t.dport
+        kind = kind_of[dport]
+        state = states[dport]
         if t.flags & 0x04:
             state["rsts"] += 1
+            out_file(os.path.join(d, "%d.json" % dport), state)
             return
         if (t.flags & 0x12) != 0x02:
             return
         state["syns"] += 1
-        if state["answered"] >= k:
+        if state["injected"] >= k:
+            out_file(os.path.join(d, "%d.json" % dport), state)
             return
         ts = ts_opt(p)
         if ts is None:
@@ -308,7 +343,8 @@ def paws_active(iface, dport, k, timeout, kind, stopfile=None):
             options=[("MSS", 1460), ("NOP", None), ("NOP", None),
                      ("Timestamp", (123456, tsecr))])
         send(sa)
-        state["answered"] += 1
+        state["injected"] += 1
+        out_file(os.path.join(d, "%d.json" % dport), state)
 
     # "ready" only once the capture socket is open: on a slow guest
     # (5.10 under TCG, machine shared) that took longer than the fixed
@@ -320,20 +356,15 @@ def paws_active(iface, dport, k, timeout, kind, stopfile=None):
     sn.start()
     if not capturing.wait(60):
         raise SystemExit("sniffer did not start in 60 s")
+    for p in dports:
+        out_file(os.path.join(d, "%d.json" % p), states[p])
     time.sleep(0.2)
     print("ready", file=sys.stderr, flush=True)
-    # The caller's client may take seconds to start on a slow guest: wait
-    # for its word (STOPFILE) rather than a fixed time, then give the
-    # sniffer a second for the client's last RSTs.
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if stopfile and os.path.exists(stopfile):
-            time.sleep(1)
-            break
-        time.sleep(0.1)
+    # The caller's clients may take seconds to start on a slow guest: wait
+    # for its word (DIR/stop) rather than a fixed time.
+    wait_file(os.path.join(d, "stop"), timeout)
     sn.stop()
-    out({"injected": state["answered"], "rsts": state["rsts"],
-         "syns": state["syns"]})
+    out(states)
 
 
 def tcp_mib(name="OutRsts"):
@@ -461,10 +492,10 @@ def main(a):
     elif m == "connect":
         connect(a[1], int(a[2]), float(a[3]))
     elif m == "paws-estab":
-        paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5] == "old")
+        paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5], a[6].split(","))
     elif m == "paws-active":
-        paws_active(a[1], int(a[2]), int(a[3]), float(a[4]), a[5],
-                    a[6] if len(a) > 6 else None)
+        paws_active(a[1], [int(p) for p in a[2].split(",")], int(a[3]),
+                    float(a[4]), a[5].split(","), a[6])
     elif m == "backlog-rst":
         backlog_rst(int(a[1]), int(a[2]), int(a[3]), a[4] == "send",
                     a[5] if len(a) > 5 else "127.0.0.1")
