@@ -6,7 +6,6 @@
  * dropped and the cookies it sent. The per-port numbers users have asked
  * for instead of the global ListenOverflows.
  */
-#include <linux/capability.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
@@ -51,26 +50,38 @@ static void listener_show(struct seq_file *seq, const struct tcptw_row *r)
 	seq_putc(seq, '\n');
 }
 
+static struct tcptw_table *listeners_table(struct net *net)
+{
+	struct tcptw_state *st = tcptw_state(net);
+
+	return st ? st->listeners : NULL;
+}
+
+static void *listeners_start(struct seq_file *seq, loff_t *pos)
+{
+	return tcptw_table_seq_start(seq, pos, listeners_table);
+}
+
 static int listeners_show(struct seq_file *seq, void *v)
 {
-	struct net *net = seq_file_single_net(seq);
-	struct tcptw_state *st;
-
-	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
-		return -EPERM;
-	seq_puts(seq, "addr port backlog max_backlog overflow_syn overflow_ack syn_drop cookie_sent last_overflow_ms last_syn_drop_ms last_cookie_ms\n");
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (st)
-		tcptw_table_for_each(st->listeners, seq, listener_show);
-	rcu_read_unlock();
+	if (v == SEQ_START_TOKEN)
+		seq_puts(seq, "addr port backlog max_backlog overflow_syn overflow_ack syn_drop cookie_sent last_overflow_ms last_syn_drop_ms last_cookie_ms\n");
+	else
+		listener_show(seq, v);
 	return 0;
 }
 
+static const struct seq_operations listeners_seq_ops = {
+	.start = listeners_start,
+	.next = tcptw_table_seq_next,
+	.stop = tcptw_table_seq_stop,
+	.show = listeners_show,
+};
+
 int tcptw_listeners_proc_init(struct proc_dir_entry *dir)
 {
-	if (!proc_create_net_single("listeners", 0444, dir, listeners_show,
-				    NULL))
+	if (!proc_create_net("listeners", 0444, dir, &listeners_seq_ops,
+			     sizeof(struct tcptw_table_seq)))
 		return -ENOMEM;
 	return 0;
 }

@@ -5,7 +5,6 @@
  * /proc/net/tcptw/peers: which upstream runs out of ports, which NAT
  * gateway's SYNs are PAWS-rejected.
  */
-#include <linux/capability.h>
 #include <linux/jiffies.h>
 #include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
@@ -44,30 +43,44 @@ static void peer_show(struct seq_file *seq, const struct tcptw_row *r)
 	seq_printf(seq, " %llu\n", jiffies64_to_msecs(jiffies - r->last));
 }
 
+static struct tcptw_table *peers_table(struct net *net)
+{
+	struct tcptw_state *st = tcptw_state(net);
+
+	return st ? st->peers : NULL;
+}
+
+static void *peers_start(struct seq_file *seq, loff_t *pos)
+{
+	return tcptw_table_seq_start(seq, pos, peers_table);
+}
+
 static int peers_show(struct seq_file *seq, void *v)
 {
-	struct net *net = seq_file_single_net(seq);
-	struct tcptw_state *st;
 	unsigned int c;
 
-	/* rows name peers: admins only, like events */
-	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
-		return -EPERM;
+	if (v != SEQ_START_TOKEN) {
+		peer_show(seq, v);
+		return 0;
+	}
 	seq_puts(seq, "addr port");
 	for (c = 0; c < TCPTW_NR_PEER_COLS; c++)
 		seq_printf(seq, " %s", peer_cols[c]);
 	seq_puts(seq, " last_ms\n");
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (st)
-		tcptw_table_for_each(st->peers, seq, peer_show);
-	rcu_read_unlock();
 	return 0;
 }
 
+static const struct seq_operations peers_seq_ops = {
+	.start = peers_start,
+	.next = tcptw_table_seq_next,
+	.stop = tcptw_table_seq_stop,
+	.show = peers_show,
+};
+
 int tcptw_peers_proc_init(struct proc_dir_entry *dir)
 {
-	if (!proc_create_net_single("peers", 0444, dir, peers_show, NULL))
+	if (!proc_create_net("peers", 0444, dir, &peers_seq_ops,
+			     sizeof(struct tcptw_table_seq)))
 		return -ENOMEM;
 	return 0;
 }

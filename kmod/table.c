@@ -32,12 +32,14 @@
  * counts of a row since taken over or reset (its sequence number moved on)
  * are dropped with the row's own.
  */
+#include <linux/capability.h>
 #include <linux/jhash.h>
 #include <linux/jiffies.h>
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
+#include <linux/seq_file_net.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
@@ -46,6 +48,7 @@
 
 #include "table.h"
 #include "mem.h"
+#include "test.h"
 
 #define TABLE_WAYS 8U
 /* counts a CPU keeps aside before it writes them to their row */
@@ -80,7 +83,7 @@ struct table_pending {
 };
 
 /* what a reader took of one CPU's pending counts */
-struct pending_copy {
+struct table_pending_copy {
 	const struct table_row *row;
 	u32 seq;
 	u16 n[TCPTW_TABLE_COLS];
@@ -451,7 +454,7 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 
 /* a whole copy of @p (written by another CPU); false if it has nothing */
 static bool pending_read(const struct table_pending *p,
-			 struct pending_copy *c)
+			 struct table_pending_copy *c)
 {
 	unsigned int tries = 0, col;
 	u32 gen, total;
@@ -482,7 +485,7 @@ static bool pending_read(const struct table_pending *p,
 
 /* add @c's counts to @out, the copy of their row */
 static void row_add_pending(struct tcptw_row *out,
-			    const struct pending_copy *c)
+			    const struct table_pending_copy *c)
 {
 	unsigned long last;
 	unsigned int col;
@@ -504,7 +507,7 @@ static void row_add_pending(struct tcptw_row *out,
 
 static int pending_cmp(const void *a, const void *b)
 {
-	const struct pending_copy *x = a, *y = b;
+	const struct table_pending_copy *x = a, *y = b;
 
 	if (x->row != y->row)
 		return x->row < y->row ? -1 : 1;
@@ -516,7 +519,7 @@ static int pending_cmp(const void *a, const void *b)
  * @pc (nr_cpu_ids entries); the number taken.
  */
 static unsigned int pending_take(const struct tcptw_table *tbl,
-				 struct pending_copy *pc)
+				 struct table_pending_copy *pc)
 {
 	unsigned int cpu, k = 0;
 
@@ -529,7 +532,7 @@ static unsigned int pending_take(const struct tcptw_table *tbl,
 
 /* add the pending counts of @r (at @rseq) among the @k in @pc to @out */
 static void row_add_all_pending(struct tcptw_row *out,
-				const struct pending_copy *pc, unsigned int k,
+				const struct table_pending_copy *pc, unsigned int k,
 				const struct table_row *r, u32 rseq)
 {
 	unsigned int lo = 0, hi = k, mid;
@@ -571,7 +574,7 @@ static void row_add_pending_walk(struct tcptw_row *out,
 				 const struct tcptw_table *tbl,
 				 const struct table_row *r, u32 rseq)
 {
-	struct pending_copy c;
+	struct table_pending_copy c;
 	unsigned int cpu;
 
 	if (!tbl->pending)
@@ -582,46 +585,106 @@ static void row_add_pending_walk(struct tcptw_row *out,
 			row_add_pending(out, &c);
 }
 
-void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
-			  void (*show)(struct seq_file *seq,
-				       const struct tcptw_row *row))
+/*
+ * Streaming a table into a seq_file, a buffer at a time (the peers and
+ * listeners files): from start() to stop() (one read() call's worth of
+ * rows) under rcu_read_lock(), with every CPU's pending counts taken once
+ * at start(); between two read() calls nothing is held, so a 65536-row
+ * table never keeps a CPU in one RCU read section for its whole length,
+ * and a full buffer costs one row again, not the whole table. *pos is 0
+ * for the header, then one past the slot of the row last shown.
+ */
+static void *table_seq_row(struct tcptw_table_seq *ts, loff_t *pos)
 {
-	struct pending_copy *pc = NULL;
+	struct tcptw_table *tbl = ts->tbl;
+	unsigned int nslots = tbl->nbuckets * TABLE_WAYS;
 	struct table_bucket *b;
-	struct tcptw_row copy;
-	unsigned int i, j, k = 0;
+	struct table_row *r;
 	unsigned long flags;
+	loff_t slot;
 	u32 rseq;
 
-	if (!tbl)
-		return;
-	/* callers hold rcu_read_lock(): no sleeping allocation */
-	if (tbl->pending) {
-		pc = kmalloc_array(nr_cpu_ids, sizeof(*pc),
-				   GFP_ATOMIC | __GFP_NOWARN);
-		if (pc)
-			k = pending_take(tbl, pc);
+	for (slot = *pos - 1; slot < nslots; slot++) {
+		b = &tbl->b[slot / TABLE_WAYS];
+		r = &b->row[slot % TABLE_WAYS];
+		if (!READ_ONCE(r->used))
+			continue;
+		/* the lock keeps the key whole while it is copied */
+		spin_lock_irqsave(&b->lock, flags);
+		row_copy(&ts->row, r);
+		rseq = r->seq;
+		spin_unlock_irqrestore(&b->lock, flags);
+		if (!ts->row.used)
+			continue;
+		if (ts->pc)
+			row_add_all_pending(&ts->row, ts->pc, ts->npc, r, rseq);
+		else
+			row_add_pending_walk(&ts->row, tbl, r, rseq);
+		tcptw_test_table_row_copied(++ts->rows);
+		*pos = slot + 1;
+		return &ts->row;
 	}
-	for (i = 0; i < tbl->nbuckets; i++) {
-		b = &tbl->b[i];
-		for (j = 0; j < TABLE_WAYS; j++) {
-			/* the lock keeps the key whole while it is copied */
-			spin_lock_irqsave(&b->lock, flags);
-			row_copy(&copy, &b->row[j]);
-			rseq = b->row[j].seq;
-			spin_unlock_irqrestore(&b->lock, flags);
-			if (!copy.used)
-				continue;
-			if (pc)
-				row_add_all_pending(&copy, pc, k, &b->row[j],
-						    rseq);
-			else
-				row_add_pending_walk(&copy, tbl, &b->row[j],
-						     rseq);
-			show(seq, &copy);
+	*pos = nslots + 1;
+	return NULL;
+}
+
+void *tcptw_table_seq_start(struct seq_file *seq, loff_t *pos,
+			    struct tcptw_table *(*table)(struct net *net))
+	__acquires(RCU)
+{
+	struct tcptw_table_seq *ts = seq->private;
+	struct net *net = seq_file_net(seq);
+
+	ts->table = table;
+	ts->tbl = NULL;
+	ts->npc = 0;
+	ts->rows = 0;
+	/* may sleep: before the RCU section; stop() frees it */
+	ts->pc = kmalloc_array(nr_cpu_ids, sizeof(*ts->pc),
+			       GFP_KERNEL | __GFP_NOWARN);
+	rcu_read_lock();
+	/* rows name peers and listening sockets: admins only, like events */
+	if (!file_ns_capable(seq->file, net->user_ns, CAP_NET_ADMIN))
+		return ERR_PTR(-EPERM);
+	if (!*pos)
+		return SEQ_START_TOKEN;
+	ts->tbl = table(net);
+	if (!ts->tbl)
+		return NULL;
+	if (ts->tbl->pending && ts->pc)
+		ts->npc = pending_take(ts->tbl, ts->pc);
+	return table_seq_row(ts, pos);
+}
+
+void *tcptw_table_seq_next(struct seq_file *seq, void *v, loff_t *pos)
+{
+	struct tcptw_table_seq *ts = seq->private;
+
+	if (v == SEQ_START_TOKEN) {
+		/* the header was shown: the rows, under this RCU section */
+		ts->tbl = ts->table(seq_file_net(seq));
+		if (!ts->tbl) {
+			++*pos;
+			return NULL;
 		}
+		if (ts->tbl->pending && ts->pc)
+			ts->npc = pending_take(ts->tbl, ts->pc);
+		*pos = 1;
+	} else {
+		++*pos;
 	}
-	kfree(pc);
+	return table_seq_row(ts, pos);
+}
+
+void tcptw_table_seq_stop(struct seq_file *seq, void *v)
+	__releases(RCU)
+{
+	struct tcptw_table_seq *ts = seq->private;
+
+	rcu_read_unlock();
+	kfree(ts->pc);
+	ts->pc = NULL;
+	ts->tbl = NULL;
 }
 
 void tcptw_table_show_endpoint(struct seq_file *seq,

@@ -9,10 +9,13 @@
 #define _TCPTW_TABLE_H
 
 #include <linux/in6.h>
+#include <linux/seq_file_net.h>
 #include <linux/types.h>
 
 struct seq_file;
 struct proc_dir_entry;
+struct net;
+struct table_pending_copy;
 
 #define TCPTW_TABLE_COLS 10
 
@@ -51,10 +54,28 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
 		      __be16 port, unsigned int col, unsigned int col2,
 		      u32 g0, u32 g1);
-/* Call @show on a copy of every used row. */
-void tcptw_table_for_each(struct tcptw_table *tbl, struct seq_file *seq,
-			  void (*show)(struct seq_file *seq,
-				       const struct tcptw_row *row));
+/*
+ * A table file (peers, listeners) streamed a buffer at a time: its
+ * seq_file state, sized by proc_create_net(..., sizeof(struct
+ * tcptw_table_seq)). The file's start calls tcptw_table_seq_start() with
+ * a function that finds the namespace's table (under rcu_read_lock());
+ * its next and stop are the two below; its show gets SEQ_START_TOKEN for
+ * the header line, then one struct tcptw_row per used row, a copy.
+ */
+struct tcptw_table_seq {
+	struct seq_net_private p;	/* must be first (seq_file_net) */
+	struct tcptw_table *(*table)(struct net *net);
+	struct tcptw_table *tbl;	/* from start to stop */
+	struct table_pending_copy *pc;	/* every CPU's, taken at start */
+	unsigned int npc;
+	unsigned int rows;		/* rows copied since start */
+	struct tcptw_row row;
+};
+
+void *tcptw_table_seq_start(struct seq_file *seq, loff_t *pos,
+			    struct tcptw_table *(*table)(struct net *net));
+void *tcptw_table_seq_next(struct seq_file *seq, void *v, loff_t *pos);
+void tcptw_table_seq_stop(struct seq_file *seq, void *v);
 /* "addr port" of a row, as the tables print it */
 void tcptw_table_show_endpoint(struct seq_file *seq,
 			       const struct tcptw_row *row);

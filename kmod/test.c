@@ -24,3 +24,9 @@ module_param_named(test_tw_syn_delay_us, tcptw_test_tw_syn_delay_us, uint,
 		   0444);
 MODULE_PARM_DESC(test_tw_syn_delay_us,
 		 "test build: us to spin after a TIME_WAIT socket accepts a SYN (at most 10000)");
+
+unsigned int tcptw_test_table_rows_max;
+module_param_named(test_table_rows_max, tcptw_test_table_rows_max, uint,
+		   0444);
+MODULE_PARM_DESC(test_table_rows_max,
+		 "test build: the most peers or listeners rows one read section copied");

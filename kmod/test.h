@@ -10,6 +10,7 @@
 #ifndef _TCPTW_TEST_H
 #define _TCPTW_TEST_H
 
+#include <linux/compiler.h>
 #include <linux/delay.h>
 
 #ifdef TCPTW_TEST
@@ -21,8 +22,20 @@ extern unsigned int tcptw_test_tfo_delay_us;
 extern unsigned int tcptw_test_tw_syn_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
+/* the most table rows one read section copied (table.c) */
+extern unsigned int tcptw_test_table_rows_max;
+
+static inline void tcptw_test_table_row_copied(unsigned int rows)
+{
+	if (rows > READ_ONCE(tcptw_test_table_rows_max))
+		WRITE_ONCE(tcptw_test_table_rows_max, rows);
+}
 #else
 static inline void tcptw_test_coexist_uninit(void)
+{
+}
+
+static inline void tcptw_test_table_row_copied(unsigned int rows)
 {
 }
 

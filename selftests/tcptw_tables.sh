@@ -24,6 +24,7 @@
 #      hash into one bucket, where only 8 fit (a remote peer's way to
 #      evict chosen rows): all 12 rows are kept, each exact. The odds that
 #      a random seed puts 9 of them in one bucket are about 1 in 10^5.
+#  (d) the listeners file is streamed (below, NLSN).
 # The module is loaded again with its default parameters afterwards.
 
 source "$(dirname "$0")/lib.sh"
@@ -236,7 +237,97 @@ test_seeded()
 	log_test "$name"
 }
 
+# The listeners file streamed: NLSN listening sockets in srv, one SYN
+# cookie each (tcp_syncookies=2), so NLSN rows of about 40 bytes each:
+# several buffers (listener_table_size=4096: 512 buckets of 8, none
+# overflows). Read whole (cat) and in 97-byte reads (dd), the same
+# rows, each once, and their cookies add up to SyncookiesSent. The test
+# build's test_table_rows_max: the most rows one read section (start to
+# stop, under rcu_read_lock()) copied, at most one buffer's worth plus
+# the row that did not fit; it was the whole table before the file was
+# streamed.
+NLSN=300
+LSN_PY='
+import socket, sys, time
+socks = []
+for p in range(int(sys.argv[2]), int(sys.argv[2]) + int(sys.argv[3])):
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((sys.argv[1], p))
+    s.listen(8)
+    socks.append(s)
+print("ready", file=sys.stderr, flush=True)
+time.sleep(float(sys.argv[4]))'
+SYN_PY='
+import socket, sys, time
+socks = []
+for p in range(int(sys.argv[2]), int(sys.argv[2]) + int(sys.argv[3])):
+    s = socket.socket()
+    s.setblocking(False)
+    s.connect_ex((sys.argv[1], p))
+    socks.append(s)
+time.sleep(2)
+print(len(socks))'
+
+test_stream()
+{
+	local name="tables: $NLSN listeners rows streamed: each once, in whole and in 97-byte reads, == SyncookiesSent"
+	local rmax=/sys/module/tcptw/parameters/test_table_rows_max
+	local out=$TMPDIR_T/lsn page shortest bound
+
+	test_begin "stream"
+	if [ -z "${TCPTW_TEST_KO:-}" ] || [ ! -r "$TCPTW_TEST_KO" ]; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	RELOADED=1
+	if ! rmmod tcptw || ! insmod "$TCPTW_TEST_KO" listener_table_size=4096; then
+		check_err 1 "cannot load the test build with listener_table_size=4096"
+		log_test "$name"
+		return
+	fi
+	if ! pair_setup || ! nsx "$srv" sysctl -qw net.ipv4.tcp_syncookies=2; then
+		check_err 1 "setup failed"
+		log_test "$name"
+		return
+	fi
+	bg_start "$out.srv" ip netns exec "$srv" python3 -c "$LSN_PY" \
+		198.18.0.2 20000 $NLSN 120
+	busywait 60000 grep -q ready "$out.srv.err" ||
+		{ check_err 1 "listeners did not start: $(tail -n 2 "$out.srv.err")"; log_test "$name"; return; }
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	ip netns exec "$cli" python3 -c "$SYN_PY" 198.18.0.2 20000 $NLSN >"$out.cli"
+	ns_snapshot "$srv" A s_
+	nsx "$srv" cat "$TCPTW_PROC/listeners" >"$out.cat"
+	nsx "$srv" dd if="$TCPTW_PROC/listeners" bs=97 status=none >"$out.dd"
+	page=$(getconf PAGESIZE)
+	shortest=$(awk 'NR > 1 { l = length($0) + 1; if (!m || l < m) m = l } END { print m + 0 }' "$out.cat")
+	bound=$(( shortest ? page / shortest + 1 : 0 ))
+	diag "connects $(cat "$out.cli"); rows $(($(wc -l <"$out.cat") - 1)) in $(wc -c <"$out.cat") bytes; most rows in one read section $(cat "$rmax") (bound $bound: $page / $shortest + 1)"
+	check_eq "srv TcpExt SyncookiesSent" "$(d s_mib_TcpExtSyncookiesSent)" $NLSN
+	check_eq "listeners rows (cat)" "$(awk 'NR > 1' "$out.cat" | wc -l)" $NLSN
+	check_eq "distinct listeners rows (cat)" \
+		"$(awk 'NR > 1 { print $1, $2 }' "$out.cat" | sort -u | wc -l)" $NLSN
+	check_eq "cookie_sent summed (cat) == SyncookiesSent" \
+		"$(awk 'NR > 1 { n += $8 } END { print n + 0 }' "$out.cat")" \
+		"$(d s_mib_TcpExtSyncookiesSent)"
+	# the ages move between the two reads: the rest must not
+	check_str "97-byte reads: the same rows, counts and gauges" \
+		"$(cut -d' ' -f1-8 "$out.dd" | md5sum)" \
+		"$(cut -d' ' -f1-8 "$out.cat" | md5sum)"
+	check_range "most rows copied in one read section" "$(cat "$rmax")" 1 "$bound"
+	cleanup_all_ns
+	if ! reload; then
+		check_err 1 "cannot load tcptw again with its defaults"
+	fi
+	log_test "$name"
+}
+
 tests_run \
 	test_small \
 	test_default \
-	test_seeded
+	test_seeded \
+	test_stream
