@@ -9,7 +9,10 @@
  *    where a container's limit applies to them;
  *  - allocated with __GFP_RETRY_MAYFAIL: a failure never calls the OOM
  *    killer, it leaves that part out;
- *  - bounded over all namespaces by mem_max_mb.
+ *  - bounded over all namespaces by mem_max_mb. The per-CPU counters are
+ *    not: refused, they would leave the namespace untracked, and they
+ *    grow with CPUs as the kernel's own per-namespace MIBs do, at a
+ *    third of their size (docs/design.md, Memory).
  * A part left out never fails the namespace: its counters still count,
  * and /proc/net/tcptw/status says which part is missing and why.
  *
