@@ -5,7 +5,7 @@
 # with their own tools (selftests/tcptw_seed_*.sh: ab, wrk, nginx,
 # php-fpm) in one guest of KERNEL (default 6.1), with
 # TCPTW_SEEDS_AT_LOAD=1, which runs them on kernels make check leaves
-# out for time (require_seeds_at_load in selftests/lib.sh), and seed
+# out for time (require_seeds_at_load in selftests/lib_mib.sh), and seed
 # 001 at the report's shape (TCPTW_SEED001_FULL=1). With
 # TCPTW_EXAMPLES_DIR=docs/examples the scripts recapture their examples.
 # Log in .cache/logs/seeds-KERNEL.log. Exit 0 iff every script passed.
