@@ -26,6 +26,34 @@ rl_sysctl()
 	done
 }
 
+# rl_begin SHORT NAME [REUSE SRV_TS] : test_begin SHORT; false, with
+# NAME logged as skipped, unless the reuse hooks are attached; with REUSE,
+# a fresh pair whose client has tcp_tw_reuse=REUSE and whose server has
+# tcp_timestamps=SRV_TS, false (NAME logged as failed) if it cannot be
+# made. The case ends with rl_end NAME.
+rl_begin()
+{
+	test_begin "$1"
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+		log_test "$2"
+		return 1
+	fi
+	[ $# -gt 2 ] || return 0
+	if ! pair_setup || ! rl_client_sysctls "$cli" "$3" ||
+	   ! rl_sysctl "$srv" net.ipv4.tcp_timestamps="$4"; then
+		check_err 1 "setup failed"
+		rl_end "$2"
+		return 1
+	fi
+}
+
+# rl_end NAME : the case's namespaces removed, NAME logged
+rl_end()
+{
+	cleanup_all_ns
+	log_test "$1"
+}
+
 # rl_client_sysctls NS TW_REUSE [LO HI] : the client's settings, all
 # explicit (a new netns defaults to tcp_tw_reuse=2). tcp_rfc1337=1: a
 # TIME_WAIT socket ignores RSTs; one killed by an RST frees its port

@@ -84,20 +84,13 @@ test_reuse_off()
 	local fam=$1 dst=$2 peer=$3
 	local name="port_exhaustion: $fam: tcp_tw_reuse=0, $NPORTS ports: ConnectPortExhausted == EADDRNOTAVAIL"
 
-	test_begin "reuse off $fam"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 0 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_exhaust "off_$fam" "$dst"; then
+	rl_begin "reuse off $fam" "$name" 0 1 || return
+	if run_exhaust "off_$fam" "$dst"; then
 		check_exhausted "$peer" TwReuseDeniedDisabled denied_disabled
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # Seed 000: tcp_tw_reuse=1 on the client, but the server sends no
@@ -107,21 +100,14 @@ test_no_timestamps()
 {
 	local name="port_exhaustion: tcp_tw_reuse=1, server tcp_timestamps=0: TwReuseDeniedNoTimestamps, nothing granted"
 
-	test_begin "no timestamps"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 1 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
-	   run_exhaust nots 198.18.0.2:8080; then
+	rl_begin "no timestamps" "$name" 1 0 || return
+	if run_exhaust nots 198.18.0.2:8080; then
 		check_exhausted 198.18.0.2 TwReuseDeniedNoTimestamps \
 			denied_no_timestamps
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # Control: 200 ports for 80 connects; nothing is exhausted.

@@ -148,14 +148,8 @@ test_bursts_control()
 	local n=$((45 * NBURSTS)) ok rec
 	local name="tw_reuse: control: tcp_tw_reuse=1, aligned bursts of 45 -> ConnectPortExhausted 0"
 
-	test_begin "bursts control"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 1 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   rl_run bursts_control "$cli" 198.18.0.2:8080 "$srv" \
+	rl_begin "bursts control" "$name" 1 1 || return
+	if rl_run bursts_control "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n "${RL_ALIGN[@]}" --burst 45; then
 		rl_show_bursts "$OUT" 45
 		ok=$(json_get "$OUT" ok)
@@ -175,8 +169,7 @@ test_bursts_control()
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # --------------------------------------------------------------- case 2
@@ -186,14 +179,8 @@ test_default_veth()
 	local n=80 fail
 	local name="tw_reuse: default tcp_tw_reuse=2 over a veth: refused, TwReuseDeniedLoopbackOnly"
 
-	test_begin "default veth"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 2 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   rl_run default_veth "$cli" 198.18.0.2:8080 "$srv" \
+	rl_begin "default veth" "$name" 2 1 || return
+	if rl_run default_veth "$cli" 198.18.0.2:8080 "$srv" \
 		198.18.0.2:8080 --count $n; then
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
 		check_eq "client ok" "$(json_get "$OUT" ok)" $NPORTS
@@ -212,8 +199,7 @@ test_default_veth()
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # loopback_run N : fresh cli, default tcp_tw_reuse=2, N connects to
@@ -283,14 +269,8 @@ test_bind()
 	local ok rec
 	local name="tw_reuse: bind()+SO_REUSEADDR, tcp_tw_reuse=0: the TIME_WAIT 4-tuple is reused, TwReuseGranted == TWRecycled"
 
-	test_begin "bind reuse"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 0 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_bound bind_ok --reuseaddr; then
+	rl_begin "bind reuse" "$name" 0 1 || return
+	if run_bound bind_ok --reuseaddr; then
 		ok=$(json_get "$OUT" ok)
 		rec=$(rl_mib TcpExtTWRecycled)
 		check_eq "client ok" "$ok" 3
@@ -307,8 +287,7 @@ test_bind()
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 test_bind_no_timestamps()
@@ -316,14 +295,8 @@ test_bind_no_timestamps()
 	local fail
 	local name="tw_reuse: bind()+SO_REUSEADDR, server tcp_timestamps=0: EADDRNOTAVAIL, ConnectTupleInUse == failures"
 
-	test_begin "bind no timestamps"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 0 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=0 &&
-	   run_bound bind_nots --reuseaddr; then
+	rl_begin "bind no timestamps" "$name" 0 0 || return
+	if run_bound bind_nots --reuseaddr; then
 		fail=$(json_get "$OUT" errors.EADDRNOTAVAIL)
 		check_eq "client ok" "$(json_get "$OUT" ok)" 1
 		check_eq "client EADDRNOTAVAIL" "$fail" 2
@@ -343,8 +316,7 @@ test_bind_no_timestamps()
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # Control: without SO_REUSEADDR, bind() itself fails; connect() is never
@@ -354,14 +326,8 @@ test_bind_control()
 	local k
 	local name="tw_reuse: control: bind() without SO_REUSEADDR -> EADDRINUSE, no reuse decision"
 
-	test_begin "bind control"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
-		log_test "$name"
-		return
-	fi
-	if pair_setup && rl_client_sysctls "$cli" 0 &&
-	   rl_sysctl "$srv" net.ipv4.tcp_timestamps=1 &&
-	   run_bound bind_control; then
+	rl_begin "bind control" "$name" 0 1 || return
+	if run_bound bind_control; then
 		check_eq "client ok" "$(json_get "$OUT" ok)" 1
 		check_eq "client EADDRINUSE" \
 			"$(json_get "$OUT" errors.EADDRINUSE)" 2
@@ -374,8 +340,7 @@ test_bind_control()
 	else
 		check_err 1 "setup failed"
 	fi
-	cleanup_all_ns
-	log_test "$name"
+	rl_end "$name"
 }
 
 # --------------------------------------------------------------- case 4
