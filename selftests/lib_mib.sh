@@ -341,6 +341,13 @@ ns_snapshot()
 				print "ct_" k, ct[k]
 		}'"$AWK_MIB$AWK_CT" "${MIB_FILES[@]}" 2>/dev/null)
 }
+# listener_row NS ADDR PORT : the listeners row of ADDR PORT, or nothing.
+listener_row()
+{
+	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
+		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
+}
+
 # events_count NS EVENT [PATTERN] : lines of @ns's events with @EVENT (and
 # grep -F PATTERN).
 events_count()

@@ -49,13 +49,6 @@ listen_pair()
 	pair_setup && nsx "$srv" sysctl -qw net.core.somaxconn=10
 }
 
-# listener_row NS ADDR PORT : the listeners row of ADDR PORT, or nothing.
-listener_row()
-{
-	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
-		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
-}
-
 # run_burst NAME WINDOW_S SERVER_KIND : one burst of N connects against a
 # fresh srv; fills B (before) and A (after) snapshots of cli and srv, ROW
 # (the listeners row) and OUT (the burst's JSON).

@@ -43,12 +43,6 @@ nginx_listening()
 	[ -n "$(nsx "$srv" ss -Hltn "sport = :80")" ]
 }
 
-listener_row()
-{
-	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
-		awk -v a="$2" -v p="$3" '$1 == a && $2 == p'
-}
-
 # run_wrk BACKLOG : nginx with BACKLOG in a fresh srv, wrk from cli; sets
 # the snapshots, ROW and WRK (wrk's output file).
 run_wrk()

@@ -207,17 +207,10 @@ ipvs_dump()
 	nsx "$dir" ipvsadm -Ln --stats --exact 2>/dev/null | sed 's/^/#   ipvsadm: /'
 }
 
-# listener_row NS ADDR : the listeners row of ADDR:80 in NS, empty if none
-listener_row()
-{
-	nsx "$1" cat "$TCPTW_PROC/listeners" 2>/dev/null |
-		awk -v a="$2" '$1 == a && $2 == 80'
-}
-
 # row_ovf NS ADDR : overflow_syn + overflow_ack of that row, 0 if none
 row_ovf()
 {
-	listener_row "$1" "$2" | awk '{ s += $5 + $6 } END { print s + 0 }'
+	listener_row "$1" "$2" 80 | awk '{ s += $5 + $6 } END { print s + 0 }'
 }
 
 # acceptq NS : the accept queue of NS's :80 listener (ss Recv-Q)
@@ -248,7 +241,7 @@ srv_line()
 {
 	local i=$1
 
-	echo "srv$i: ListenOverflows=$(d s${i}_mib_TcpExtListenOverflows) ListenDrops=$(d s${i}_mib_TcpExtListenDrops) SyncookiesSent=$(d s${i}_mib_TcpExtSyncookiesSent) PassiveOpens=$(d s${i}_mib_TcpPassiveOpens) | ListenOverflow=$(d s${i}_tw_ListenOverflow) (syn $(d s${i}_tw_ListenOverflowSyn) ack $(d s${i}_tw_ListenOverflowAck)) | row: $(listener_row "$(srv_ns $i)" "$(rip $i)" | tr -s ' ')"
+	echo "srv$i: ListenOverflows=$(d s${i}_mib_TcpExtListenOverflows) ListenDrops=$(d s${i}_mib_TcpExtListenDrops) SyncookiesSent=$(d s${i}_mib_TcpExtSyncookiesSent) PassiveOpens=$(d s${i}_mib_TcpPassiveOpens) | ListenOverflow=$(d s${i}_tw_ListenOverflow) (syn $(d s${i}_tw_ListenOverflowSyn) ack $(d s${i}_tw_ListenOverflowAck)) | row: $(listener_row "$(srv_ns $i)" "$(rip $i)" 80 | tr -s ' ')"
 }
 
 # example NAME FILE CAPTION NS : with TCPTW_EXAMPLES_DIR set, diagnose's
@@ -360,7 +353,7 @@ test_reload()
 		check_eq "srv2 listeners row $(rip 2) 80 overflow_syn + overflow_ack == ListenOverflows" \
 			"$(d row_2)" "$ovf"
 		check_eq "srv2 listeners row max_backlog" \
-			"$(listener_row "$srv2" "$(rip 2)" | awk '{ print $4 }')" "$B2"
+			"$(listener_row "$srv2" "$(rip 2)" 80 | awk '{ print $4 }')" "$B2"
 	fi
 	# what the clients paid: every overflow is a SYN or an ACK dropped,
 	# which the client retransmits or gives up on (wrk's errors)

@@ -296,13 +296,6 @@ run_findings_eq()
 		"$(findings "$TMPDIR_T/$RUN_NAME.diag.json")"
 }
 
-# listener_row ADDR PORT : srv's listeners row, empty if none
-listener_row()
-{
-	nsx "$srv" cat "$TCPTW_PROC/listeners" 2>/dev/null |
-		awk -v a="$1" -v p="$2" '$1 == a && $2 == p'
-}
-
 # example NAME FILE CAPTION : with TCPTW_EXAMPLES_DIR set, the watch and
 # diagnose output of run NAME as docs/examples/seed-004-FILE-*.txt
 example()
@@ -366,7 +359,7 @@ test_backlog()
 	check_mod_eq "srv ListenSynCookieSent == TcpExt SyncookiesSent" \
 		"$(d s_tw_ListenSynCookieSent)" "$ck"
 	if [ "$HAVE_MODULE" = 1 ]; then
-		row=$(listener_row 127.0.0.1 9000)
+		row=$(listener_row "$srv" 127.0.0.1 9000)
 		diag "listeners row 127.0.0.1 9000: ${row:--}"
 		check_eq "listeners row 127.0.0.1 9000 max_backlog" \
 			"$(echo "$row" | awk '{ print $4 }')" 10
@@ -375,7 +368,7 @@ test_backlog()
 		check_eq "listeners row 127.0.0.1 9000 cookie_sent == SyncookiesSent" \
 			"$(echo "$row" | awk '{ print $8 }')" "$ck"
 		check_eq "listeners rows for $SRV 80" \
-			"$(listener_row $SRV 80 | grep -c .)" 0
+			"$(listener_row "$srv" $SRV 80 | grep -c .)" 0
 	fi
 	# tcp_syn_flood_action() warns once per listener, at its first full
 	# SYN queue, counted by TCPReqQFullDoCookies (syncookies=1)
