@@ -51,6 +51,15 @@ ts_offset_per_host()
 		  prev[ns] = t }
 		END { exit !(n > 0 && bad == 0) }'
 }
+# require_sock_py : PY (python3) and SOCK (tcptw_sock.py, the socket and
+# packet helper), or the script skips
+require_sock_py()
+{
+	PY=/usr/bin/python3
+	SOCK=$LIB_DIR/tcptw_sock.py
+	[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit "$ksft_skip"; }
+}
+
 # server_start NS OUTFILE ARGS... : start tcptw_traffic server in @ns and
 # wait (bounded) until it listens. Sets $SERVER_PID.
 server_start()

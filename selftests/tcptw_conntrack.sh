@@ -47,9 +47,7 @@ require_root
 require_cmd ip nstat nft conntrack
 require_traffic
 require_module
-PY=/usr/bin/python3
-SOCK=$LIB_DIR/tcptw_sock.py
-[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+require_sock_py
 have_nat || { echo "SKIP: nftables NAT / conntrack not available"; exit $ksft_skip; }
 
 SRV=198.18.0.2

@@ -35,9 +35,7 @@ require_root
 require_cmd ip nstat nft
 require_traffic
 require_module
-PY=/usr/bin/python3
-SOCK=$LIB_DIR/tcptw_sock.py
-[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+require_sock_py
 
 N=30
 SRV=198.18.0.2

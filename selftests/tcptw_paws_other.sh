@@ -30,9 +30,7 @@ require_root
 require_cmd ip nstat nft
 require_traffic
 require_module
-PY=/usr/bin/python3
-SOCK=$LIB_DIR/tcptw_sock.py
-[ -x "$PY" ] || { echo "SKIP: $PY not installed"; exit $ksft_skip; }
+require_sock_py
 "$PY" -c 'import scapy' 2>/dev/null ||
 	{ echo "SKIP: python3-scapy not installed"; exit $ksft_skip; }
 
