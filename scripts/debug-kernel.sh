@@ -11,7 +11,8 @@
 # (default linux-source-6.1; apt-get download + dpkg-deb -x, never
 # installed) configured as x86_64_defconfig + kvm_guest.config +
 # scripts/debug-kernel.config (KASAN, lockdep, kmemleak, what the
-# selftests and a virtme-ng 9p guest need, little else).
+# selftests and a virtme-ng 9p guest need, little else) + the series'
+# own scripts/debug-kernel-SERIES.config if there is one.
 #
 # Everything lives outside the clone, so `make clean` or a fresh clone
 # keeps it: $TCPTW_DEBUG_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/tcptw/debug-kernel/
@@ -40,6 +41,9 @@ log() { echo "debug-kernel.sh: $*" >&2; }
 cmd=$1
 pkg=${2:-linux-source-6.1}
 series=${pkg#linux-source-}
+# what one series needs on top (7.2: fprobes, the backend tcptw uses there)
+SERIES_FRAGMENT=$REPO/scripts/debug-kernel-$series.config
+[ -f "$SERIES_FRAGMENT" ] || SERIES_FRAGMENT=/dev/null
 
 mkdir -p "$DK"
 exec 9>"$DK/.lock"
@@ -76,12 +80,12 @@ fi
 # remembered per input (source version, fragment, compiler, this script).
 cfg=$DK/cfg/$ver
 mkdir -p "$cfg"
-inputs=$({ echo "$ver"; gcc --version | head -n 1; cat "$FRAGMENT" "$0"; } | sha256sum | cut -c1-16)
+inputs=$({ echo "$ver"; gcc --version | head -n 1; cat "$FRAGMENT" "$SERIES_FRAGMENT" "$0"; } | sha256sum | cut -c1-16)
 if [ -s "$cfg/key.$inputs" ]; then
 	key=$(cat "$cfg/key.$inputs")
 else
 	rm -f "$cfg"/key.*
-	cp "$FRAGMENT" "$cfg/fragment"
+	cat "$FRAGMENT" "$SERIES_FRAGMENT" >"$cfg/fragment"
 	(cd "$src" && make -s O="$cfg" x86_64_defconfig >/dev/null &&
 		scripts/kconfig/merge_config.sh -m -O "$cfg" "$cfg/.config" \
 			kernel/configs/kvm_guest.config "$cfg/fragment" >"$cfg/merge.log" 2>&1 &&
@@ -100,8 +104,8 @@ else
 			log "fragment wants $l, .config has: $(grep -E "^${l%%=*}=|^# ${l%%=*} " "$cfg/.config" || echo nothing)"
 			bad=1
 		fi
-	done < <(grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$FRAGMENT")
-	[ $bad -eq 0 ] || die "scripts/debug-kernel.config does not apply to $pkg $ver (see above)"
+	done < <(grep -E '^(CONFIG_|# CONFIG_.* is not set)' "$cfg/fragment")
+	[ $bad -eq 0 ] || die "scripts/debug-kernel.config (and ${SERIES_FRAGMENT#"$REPO"/}) does not apply to $pkg $ver (see above)"
 	key=$ver-$(grep -v '^#' "$cfg/.config" | grep . | sort | sha256sum | cut -c1-12)
 	echo "$key" >"$cfg/key.$inputs"
 fi

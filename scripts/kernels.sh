@@ -50,7 +50,8 @@ KERNEL_TABLE='
 # KERNELS=6.1-debug`. Modules are built on the host against the build tree.
 # name      source package    slow  memory
 DEBUG_TABLE='
-6.1-debug   linux-source-6.1  16    3G'
+6.1-debug   linux-source-6.1  16    3G
+7.2-debug   linux-source-7.2  16    3G'
 # slow: KASAN inline + lockdep + kmemleak under TCG: scripts took 8 to 23
 #       times as long as on the stock 6.1 (factor 2) here, 23 with two
 #       debug guests sharing the 2 cores.
