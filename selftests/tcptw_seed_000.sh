@@ -354,9 +354,13 @@ run()
 	# one per SYN refused on PAWS or sequence: a TIME_WAIT socket still
 	# in its FIN_WAIT2 substate (srv's FIN acked, the client's FIN late)
 	# answers an out-of-window SYN with an ACK without counting it in
-	# PAWSEstab, the client resets it, and sends its SYN again
+	# PAWSEstab, the client resets it, and sends its SYN again. The SYNs
+	# refused on PAWS are the MIB less the non-SYN segments it counts
+	# (the module tells them apart; its split is checked against the MIB
+	# below): CI saw 145 RSTs for 143 SYNs refused and 1 late segment.
 	local rsts=$(( $(d c1_mib_TcpOutRsts) + $(d c2_mib_TcpOutRsts) ))
-	local extra=$((rsts - RUN_PAWS - RUN_SEQ))
+	local nonsyn=$((RUN_KALL - RUN_K + RUN_POTHER))
+	local extra=$((rsts - (RUN_PAWS - nonsyn) - RUN_SEQ))
 	RUN_DUP=$(( $(d srv_mib_TcpExtTCPSynRetrans) + $(d srv_mib_TcpExtTCPACKSkippedSynRecv) + (extra > 0 ? extra : 0) ))
 	RUN_WATCH_SUM=$(awk '$1 == "TwSynPawsRejected" { s += $2 } END { print s + 0 }' "$watch")
 	diag "run $name: masquerade to :$RUN_PORTS $flags, clients: $*, ${RUN_MS} ms of wrk, settled in ${RUN_SETTLE_MS} ms"
@@ -413,9 +417,10 @@ check_counts()
 			"$RUN_RETR" "$want" $((want + RUN_DUP))
 	elif [ "$RUN_SEQ" = 0 ]; then
 		diag "  $((RUN_KALL - RUN_K)) non-SYN PAWS rejections at TIME_WAIT sockets, $RUN_POTHER at other sockets"
-		check_range "clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge: srv PAWS MIB less those, up to the MIB" \
+		check_range "clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge: srv PAWS MIB less those, up to the MIB and $RUN_DUP sent again for other reasons" \
 			$((RUN_RETR - RUN_INSFAIL - RUN_SYNCHAL)) \
-			$((RUN_PAWS - RUN_KALL + RUN_K - RUN_POTHER)) "$RUN_PAWS"
+			$((RUN_PAWS - RUN_KALL + RUN_K - RUN_POTHER)) \
+			$((RUN_PAWS + RUN_DUP))
 	else
 		diag "  not checked without the module: $RUN_SEQ SYNs refused on sequence"
 	fi
