@@ -628,6 +628,21 @@ static void *table_seq_row(struct tcptw_table_seq *ts, loff_t *pos)
 	return NULL;
 }
 
+/*
+ * The rows' part of a read section: the namespace's table, and every
+ * CPU's pending counts once; then the first row from *@pos on.
+ */
+static void *table_seq_rows(struct tcptw_table_seq *ts, struct net *net,
+			    loff_t *pos)
+{
+	ts->tbl = ts->table(net);
+	if (!ts->tbl)
+		return NULL;
+	if (ts->tbl->pending && ts->pc)
+		ts->npc = pending_take(ts->tbl, ts->pc);
+	return table_seq_row(ts, pos);
+}
+
 void *tcptw_table_seq_start(struct seq_file *seq, loff_t *pos,
 			    struct tcptw_table *(*table)(struct net *net))
 	__acquires(RCU)
@@ -648,31 +663,17 @@ void *tcptw_table_seq_start(struct seq_file *seq, loff_t *pos,
 		return ERR_PTR(-EPERM);
 	if (!*pos)
 		return SEQ_START_TOKEN;
-	ts->tbl = table(net);
-	if (!ts->tbl)
-		return NULL;
-	if (ts->tbl->pending && ts->pc)
-		ts->npc = pending_take(ts->tbl, ts->pc);
-	return table_seq_row(ts, pos);
+	return table_seq_rows(ts, net, pos);
 }
 
 void *tcptw_table_seq_next(struct seq_file *seq, void *v, loff_t *pos)
 {
 	struct tcptw_table_seq *ts = seq->private;
 
-	if (v == SEQ_START_TOKEN) {
-		/* the header was shown: the rows, under this RCU section */
-		ts->tbl = ts->table(seq_file_net(seq));
-		if (!ts->tbl) {
-			++*pos;
-			return NULL;
-		}
-		if (ts->tbl->pending && ts->pc)
-			ts->npc = pending_take(ts->tbl, ts->pc);
-		*pos = 1;
-	} else {
-		++*pos;
-	}
+	++*pos;
+	/* the header was shown: the rows, under this RCU section */
+	if (v == SEQ_START_TOKEN)
+		return table_seq_rows(ts, seq_file_net(seq), pos);
 	return table_seq_row(ts, pos);
 }
 
