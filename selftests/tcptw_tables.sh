@@ -40,14 +40,23 @@ PORT0=9001
 SMALL=8
 RELOADED=0
 
-# reload [PARAM=VALUE...] : tcptw.ko again, with these parameters.
-# RELOADED stays 1 until tcptw is back with its defaults, so that
-# test_cleanup restores it then, and only then.
+# reload_with KO [PARAM=VALUE...] : tcptw as KO, with these parameters.
+# RELOADED stays 1 until tcptw is back as TCPTW_KO with its defaults, so
+# that test_cleanup restores it then, and only then.
+reload_with()
+{
+	local ko=$1
+	shift
+
+	RELOADED=1
+	rmmod tcptw && insmod "$ko" "$@" || return 1
+	[ "$ko" != "$TCPTW_KO" ] || [ $# -gt 0 ] || RELOADED=0
+}
+
+# reload [PARAM=VALUE...] : tcptw.ko again, with these parameters
 reload()
 {
-	RELOADED=1
-	rmmod tcptw && insmod "$TCPTW_KO" "$@" || return 1
-	[ $# -gt 0 ] || RELOADED=0
+	reload_with "$TCPTW_KO" "$@"
 }
 
 test_cleanup()
@@ -281,8 +290,7 @@ test_stream()
 		log_test "$name"
 		return
 	fi
-	RELOADED=1
-	if ! rmmod tcptw || ! insmod "$TCPTW_TEST_KO" listener_table_size=4096; then
+	if ! reload_with "$TCPTW_TEST_KO" listener_table_size=4096; then
 		check_err 1 "cannot load the test build with listener_table_size=4096"
 		log_test "$name"
 		return
