@@ -73,7 +73,7 @@ hits_snapshot()
 one_run()
 {
 	local closer=$1 out=$TMPDIR_T/budget.$1 hook d side want
-	local cli_calls=0 srv_calls=0
+	local cli_calls=0 srv_calls=0 race=0
 	declare -A B A
 
 	setup_ns cli srv
@@ -124,15 +124,17 @@ one_run()
 			# and create a child; one loses (own_req false)
 			check_range "$closer closes first: $hook calls ($side)" \
 				"$d" "$want" $((want + N / 10))
+			# a child that lost that race is no cost of a connection
+			[ "$d" -le "$want" ] || race=$((d - want))
 			continue
 		fi
 		check_eq "$closer closes first: $hook calls ($side)" "$d" "$want"
 	done
-	diag "$closer closes first: per connection, client $cli_calls/$N, server $srv_calls/$N calls"
+	diag "$closer closes first: per connection, client $cli_calls/$N, server $srv_calls/$N calls ($race children lost the ACK/data race)"
 	check_range "$closer closes first: client calls per connection x$N" \
 		"$cli_calls" 0 $((BUDGET_CLIENT * N))
-	check_range "$closer closes first: server calls per connection x$N" \
-		"$srv_calls" 0 $((BUDGET_SERVER * N))
+	check_range "$closer closes first: server calls per connection x$N, less $race lost races" \
+		"$((srv_calls - race))" 0 $((BUDGET_SERVER * N))
 }
 
 # pressure_run: M failing connect()s with the client's range full of its

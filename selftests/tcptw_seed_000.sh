@@ -379,8 +379,14 @@ run_clean()
 	[ "$RUN_SETTLED" = 1 ] || why+="connects still in SYN_SENT; "
 	[ "$RUN_LDROPS" = 0 ] || why+="srv ListenDrops $RUN_LDROPS; "
 	[ "$RUN_REQS" -gt 0 ] || why+="no request served; "
-	[ "$EXPECT_PAWS" = 0 ] || [ "$RUN_PAWS" -gt 0 ] ||
-		why+="no PAWS rejection in srv; "
+	# reproduced: SYNs refused at TIME_WAIT sockets, so the PAWS MIB
+	# holds more than the rejections at other sockets (a late segment
+	# at an established one is no reproduction: a run too slow to reuse
+	# its NAT ports had 101 requests and one such) and clients retried
+	if [ "$EXPECT_PAWS" = 1 ] &&
+	   { [ $((RUN_PAWS - RUN_POTHER)) -le 0 ] || [ "$RUN_RETR" = 0 ]; }; then
+		why+="no SYN refused at a TIME_WAIT socket in srv (PAWS MIB $RUN_PAWS, $RUN_POTHER at other sockets; clients TCPSynRetrans $RUN_RETR); "
+	fi
 	[ -z "$why" ] && return 0
 	echo "$why"
 	return 1
