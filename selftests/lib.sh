@@ -177,15 +177,25 @@ nspath()
 busywait()
 {
 	local timeout_ms=$(($1 * ${TCPTW_TIMEOUT_MULT:-1})); shift
-	local start now
+	local t=${EPOCHREALTIME//[^0-9]/} end
 
-	start=$(now_ms)
+	end=$((t / 1000 + timeout_ms))
 	while true; do
 		"$@" && return 0
-		now=$(now_ms)
-		[ $((now - start)) -ge "$timeout_ms" ] && return 1
-		sleep 0.01
+		t=${EPOCHREALTIME//[^0-9]/}
+		[ $((t / 1000)) -ge "$end" ] && return 1
+		nap 0.01
 	done
+}
+
+# nap SEC : sleep(1) without a fork or an exec (each costs a TCG guest
+# tens of ms of CPU that the guest beside it could use): a read that times
+# out on a pipe nobody writes to
+nap()
+{
+	[ -n "${NAP_FD:-}" ] || exec {NAP_FD}<> <(:)
+	read -r -t "$1" -u "$NAP_FD" _
+	return 0
 }
 
 # slowwait TIMEOUT_SEC CMD... : the same (also stretched), polling every
@@ -198,7 +208,7 @@ slowwait()
 	while true; do
 		"$@" && return 0
 		[ $SECONDS -ge $end ] && return 1
-		sleep 0.1
+		nap 0.1
 	done
 }
 
