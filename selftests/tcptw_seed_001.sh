@@ -21,7 +21,8 @@
 #  1) reload: wrk -c WRK_C of POSTs with Connection: close (the report's
 #     56-byte body) from cli while `nginx -s reload` runs on srv2 (its
 #     window without an accepting worker made exact: the old worker
-#     stopped RELOAD_GAP s before the reload, continued after): srv2's
+#     stopped before the reload until srv2's queue overflowed, at least
+#     RELOAD_GAP s, continued after): srv2's
 #     listeners row (overflow_syn + overflow_ack) == its TcpExt
 #     ListenOverflows delta == tcptw's ListenOverflow, > 0; the clients'
 #     failures (wrk's errors, SYN and data retransmissions) counted;
@@ -76,11 +77,13 @@ require_module
 
 VIP=198.18.100.1
 if [ "$FULL" = 1 ]; then
-	NSRV=9 WRK_C=96 WRK_S=10 M=4 IDLE_TMO=90 IDLE_S=95 KA=60,10,5
+	NSRV=9 WRK_C=600 WRK_S=10 M=4 IDLE_TMO=90 IDLE_S=95 KA=60,10,5
 else
 	NSRV=3 WRK_C=96 WRK_S=4 M=4 IDLE_TMO=5 IDLE_S=8 KA=2,1,5
 fi
 RELOAD_GAP=1
+# 1): WRK_C / N connections in flight per server, well above B2 + 1, so
+# that srv2's queue fills while its old worker is stopped;
 # 2): C = N (N-1) M; B2 + 1 == C/N (full, not over) with all N in,
 # C/(N-1) == B2 + 1 + M without srv1; the others hold C/(N-1) easily
 BURST=$((NSRV * (NSRV - 1) * M))
@@ -278,6 +281,12 @@ nginx_workers()
 	done
 }
 
+# srv2_overflowed : srv2's ListenOverflows moved since the B snapshot
+srv2_overflowed()
+{
+	[ "$(mib "$srv2" TcpExtListenOverflows)" -gt "${B[s2_mib_TcpExtListenOverflows]:-0}" ]
+}
+
 reload_run()
 {
 	local i wrk_pid old lua=$TMPDIR_T/post.lua
@@ -300,13 +309,16 @@ reload_run()
 	sleep 1
 	# the reload's window, in which no worker accepts (the old one
 	# stopping, the new one not yet started), made exact: the old
-	# worker stops RELOAD_GAP s before the reload and continues (to
-	# take its QUIT) after it. Left to a TCG guest's timing the window
-	# gave 0 to 20 overflows.
+	# worker stops before the reload, until srv2's accept queue has
+	# overflowed (at least RELOAD_GAP s, at most 20), and continues
+	# (to take its QUIT) after it. Left to a TCG guest's timing the
+	# window gave 0 to 20 overflows.
 	old=$(nginx_workers "$srv2")
 	[ -n "$old" ] && kill -STOP $old
 	check_err $? "no nginx worker in srv2 to stop"
 	sleep "$RELOAD_GAP"
+	busywait 20000 srv2_overflowed ||
+		diag "srv2's queue did not overflow in 20 s with its worker stopped"
 	RELOAD_T0=$(now_ms)
 	nsx "$srv2" nginx -p "$TMPDIR_T/srv2" -e "$TMPDIR_T/srv2/error.log" \
 		-c "$TMPDIR_T/srv2/nginx.conf" -s reload
@@ -461,8 +473,12 @@ burst_checks()
 		if [ $i = 2 ]; then bl=$B2; else bl=$BB; fi
 		check_eq "srv$i IPVS conns (rr: burst / $((NSRV - first + 1)))" \
 			"$conns" $((BURST / (NSRV - first + 1)))
-		check_eq "srv$i PassiveOpens == its IPVS conns" \
-			"$(d s${i}_mib_TcpPassiveOpens)" "$conns"
+		# a child is counted (PassiveOpens) as it is created: the
+		# handshake's ACK and the POST right behind it, taken on two
+		# CPUs, can both create one for the same request, and the
+		# loser is dropped (own_req false): 1 of 288 at full shape
+		check_range "srv$i PassiveOpens == its IPVS conns (+ children that lost the ACK/data race)" \
+			"$(d s${i}_mib_TcpPassiveOpens)" "$conns" $((conns + conns / 10))
 		check_eq "srv$i accept queue while stopped == min(conns, backlog + 1)" \
 			"${Q[$i]}" $((conns < bl + 1 ? conns : bl + 1))
 		sum=$((sum + $(d s${i}_mib_TcpExtListenOverflows)))
