@@ -61,20 +61,28 @@ require_sock_py()
 }
 
 # server_start NS OUTFILE ARGS... : start tcptw_traffic server in @ns and
-# wait (bounded) until it listens. Sets $SERVER_PID.
+# wait (bounded) until it listens. Sets $SERVER_PID. Several servers
+# start at once with server_spawn each, then server_ready each.
 server_start()
 {
+	server_spawn "$@" && server_ready "$1" "$2"
+}
+# server_spawn NS OUTFILE ARGS... : start it only; sets $SERVER_PID
+server_spawn()
+{
 	local ns=$1 out=$2; shift 2
-	local ready="$out.ready"
 
-	rm -f "$ready"
+	rm -f "$out.ready"
 	bg_start "$out" "$TRAFFIC" server --netns "$(nspath "$ns")" \
-		--ready-file "$ready" "$@"
+		--ready-file "$out.ready" "$@"
 	SERVER_PID=$BG_PID
-	if ! busywait 5000 test -e "$ready"; then
-		diag "server in $ns did not start: $(cat "$out.err")"
-		return 1
-	fi
+}
+# server_ready NS OUTFILE : wait (bounded) until that server listens
+server_ready()
+{
+	busywait 5000 test -e "$2.ready" && return 0
+	diag "server in $1 did not start: $(cat "$2.err")"
+	return 1
 }
 # save_baseline NS NAME : `tcptw diagnose --save-baseline` in NS, to
 # $TMPDIR_T/NAME.base

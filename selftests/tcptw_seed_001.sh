@@ -269,16 +269,10 @@ nginx_reloaded()
 	[ "$(ip netns pids "$srv2" | wc -l)" -le 2 ]
 }
 
-# nginx_workers NS : the pids of the nginx workers in NS
+# nginx_workers I : the pids of real server I's nginx workers, one a line
 nginx_workers()
 {
-	local p
-
-	for p in $(ip netns pids "$1"); do
-		case $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) in
-		"nginx: worker process"*) printf '%s ' "$p" ;;
-		esac
-	done
+	pgrep -P "$(cat "$TMPDIR_T/srv$1/nginx.pid")"
 }
 
 # srv2_overflowed : srv2's ListenOverflows moved since the B snapshot
@@ -289,7 +283,7 @@ srv2_overflowed()
 
 reload_run()
 {
-	local i wrk_pid old lua=$TMPDIR_T/post.lua
+	local i wrk_pid old=() lua=$TMPDIR_T/post.lua
 
 	cat >"$lua" <<-EOF
 	wrk.method = "POST"
@@ -313,8 +307,8 @@ reload_run()
 	# overflowed (at least RELOAD_GAP s, at most 20), and continues
 	# (to take its QUIT) after it. Left to a TCG guest's timing the
 	# window gave 0 to 20 overflows.
-	old=$(nginx_workers "$srv2")
-	[ -n "$old" ] && kill -STOP $old
+	mapfile -t old < <(nginx_workers 2)
+	[ ${#old[@]} -gt 0 ] && kill -STOP "${old[@]}"
 	check_err $? "no nginx worker in srv2 to stop"
 	sleep "$RELOAD_GAP"
 	busywait 20000 srv2_overflowed ||
@@ -323,7 +317,7 @@ reload_run()
 	nsx "$srv2" nginx -p "$TMPDIR_T/srv2" -e "$TMPDIR_T/srv2/error.log" \
 		-c "$TMPDIR_T/srv2/nginx.conf" -s reload
 	check_err $? "nginx -s reload failed"
-	[ -n "$old" ] && kill -CONT $old
+	[ ${#old[@]} -gt 0 ] && kill -CONT "${old[@]}"
 	# the old worker leaves once the new one runs
 	busywait 20000 nginx_reloaded
 	RELOAD_MS=$(($(now_ms) - RELOAD_T0))
@@ -419,8 +413,7 @@ burst_run()
 
 	write_burst
 	for ((i = first; i <= NSRV; i++)); do
-		mapfile -t -O ${#workers[@]} workers < \
-			<(pgrep -P "$(cat "$TMPDIR_T/srv$i/nginx.pid")")
+		mapfile -t -O ${#workers[@]} workers < <(nginx_workers $i)
 	done
 	B=()
 	A=()

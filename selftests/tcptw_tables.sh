@@ -82,15 +82,13 @@ run_dsts()
 	# every server first, all at once (a start costs a second under
 	# TCG); then the clients one after the other, in the ports' order
 	for p in "${ports[@]}"; do
-		rm -f "$TMPDIR_T/server.$p.ready"
-		bg_start "$TMPDIR_T/server.$p.json" "$TRAFFIC" server \
-			--netns "$(nspath "$srv")" --ready-file "$TMPDIR_T/server.$p.ready" \
+		server_spawn "$srv" "$TMPDIR_T/server.$p.json" \
 			--listen 198.18.0.2:$p --count 0 --timeout 60 --close-first client
-		pids+=("$BG_PID")
+		pids+=("$SERVER_PID")
 	done
 	for p in "${ports[@]}"; do
-		busywait 10000 test -e "$TMPDIR_T/server.$p.ready" ||
-			{ check_err 1 "server :$p did not start"; return 1; }
+		server_ready "$srv" "$TMPDIR_T/server.$p.json" ||
+			{ check_err 1 "server :$p"; return 1; }
 	done
 	for p in "${ports[@]}"; do
 		out=$TMPDIR_T/client.$p.json
