@@ -173,18 +173,23 @@ nspath()
 # ------------------------------------------------------------- waiting
 
 # busywait TIMEOUT_MS CMD... : run CMD until it succeeds or TIMEOUT_MS
-# (stretched by TCPTW_TIMEOUT_MULT on slow guests) has passed.
+# (stretched by TCPTW_TIMEOUT_MULT on slow guests) has passed, 10 ms
+# after the first try, then twice as long each time up to 160 ms: a CMD
+# that execs (ss, grep, ip) costs a TCG guest 0.1-0.4 s of CPU a try,
+# taken from what it waits for.
 busywait()
 {
 	local timeout_ms=$(($1 * ${TCPTW_TIMEOUT_MULT:-1})); shift
-	local t=${EPOCHREALTIME//[^0-9]/} end
+	local t=${EPOCHREALTIME//[^0-9]/} end gap=10 sec
 
 	end=$((t / 1000 + timeout_ms))
 	while true; do
 		"$@" && return 0
 		t=${EPOCHREALTIME//[^0-9]/}
 		[ $((t / 1000)) -ge "$end" ] && return 1
-		nap 0.01
+		printf -v sec '0.%03d' "$gap"
+		nap "$sec"
+		[ $gap -ge 160 ] || gap=$((gap * 2))
 	done
 }
 
