@@ -21,7 +21,8 @@
 #   5. each kernel's results, in the order given.
 #   6. the Debian packages (scripts/deb-test.sh, started after step 2, in
 #      the background): make deb, install in a clean chroot of 6.1's and
-#      5.10's suite, and the dkms-built module in a guest of its own.
+#      5.10's suite, and the dkms-built module in a guest of its own,
+#      running tcptw_nat_paws.sh, which K's own guests then leave out.
 # Every ok / not ok / # SKIP line at the start of a line counts; a step that
 # fails without reporting a result counts as one failure. Progress lines are
 # prefixed with [step], so that only the last line is meant for parsers. All logs go to
@@ -263,7 +264,8 @@ VM_JOBS=${VM_JOBS:-$((multi + 1))}
 VM_PARTS=${VM_PARTS:-$((multi * 2 + 1))}
 export VM_TIMEOUT=${VM_TIMEOUT:-$([ "$VM_PARTS" -gt 1 ] && echo 2700 || echo 4200)}
 mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
-# deal_parts K : part_of[SCRIPT] = its part in K's guests, longest script
+# deal_parts K : part_of[SCRIPT] = its part in K's guests (none for
+# DEB_GUEST_SCRIPT where deb_guest K), longest script
 # first to the part with the least time so far: the script's seconds in
 # selftests/durations, its K:SECONDS there if it has one for K (a seed
 # that skips on K), 120 s for a script not listed
@@ -273,6 +275,7 @@ deal_parts()
 	local k=$1 s t p best
 	local -a load=()
 
+	part_of=()
 	for ((p = 0; p < VM_PARTS; p++)); do load[p]=0; done
 	while read -r t s; do
 		best=0
@@ -282,6 +285,9 @@ deal_parts()
 		part_of[$s]=$best
 		load[best]=$((load[best] + t))
 	done < <(for s in "${suite[@]}"; do
+		# the packages' test runs it on K with the dkms-built module,
+		# in a guest of its own (step 6)
+		[ "$s" = "$DEB_GUEST_SCRIPT" ] && deb_guest "$k" && continue
 		t=$(awk -v s="$s" -v k="$k" '$1 == s {
 			t = $2
 			for (i = 3; i <= NF; i++)
@@ -290,6 +296,17 @@ deal_parts()
 		}' selftests/durations 2>/dev/null)
 		echo "${t:-120} $s"
 	done | sort -rn -k1,1 -k2,2)
+}
+# deb_guest K: the packages' test (step 6) boots K with the dkms-built
+# tcptw.ko and runs DEB_GUEST_SCRIPT there, so K's own guests leave that
+# script out: it runs once per kernel, not twice
+DEB_GUEST_SCRIPT=tcptw_nat_paws.sh
+deb_guest()
+{
+	case $1 in
+	6.1 | 5.10) [ -z "${build_only[$1]:-}" ] ;;
+	*) false ;;
+	esac
 }
 # failed[K]: the step that failed before K's guest could start, if any;
 # vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
@@ -324,7 +341,7 @@ for k in "${kernels[@]}"; do
 	for ((p = 0; p < VM_PARTS; p++)); do
 		part=()
 		for s in "${suite[@]}"; do
-			[ "${part_of[$s]}" != "$p" ] || part+=("$s")
+			[ "${part_of[$s]:-}" != "$p" ] || part+=("$s")
 		done
 		[ ${#part[@]} -gt 0 ] || continue
 		echo "== kernel $k: VM $p started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
