@@ -85,7 +85,13 @@ STOCK_APPEND_5_10=
 # only its first report unless kasan_multi_shot: one boot of four on
 # 2026-11-25 had a report of its own at 3.4 s, before tcptw (an interrupt
 # during identify_cpu), and every later one would have gone unprinted.
-DEBUG_APPEND='log_buf_len=8M kasan_multi_shot'
+# no5lvl: QEMU's -cpu max offers 5-level paging, and with it the 7.2
+# debug kernel reported a KASAN wild-memory-access (direct-map address
+# 0xff11...) in do_raw_spin_lock from an interrupt during identify_cpu
+# in 2 boots of 2 on 2026-11-27, the second an endless stream of them
+# before the command ever ran; with 4-level paging, none (run_vm.sh and
+# vng-run.sh boot again after such a report anyway).
+DEBUG_APPEND='log_buf_len=8M kasan_multi_shot no5lvl'
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${TCPTW_CACHE:-$REPO/.cache}
