@@ -28,6 +28,13 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd ip nstat python3
 require_module
+# userfaultfd holds recv() in tcp_recvmsg(); its sysctl exists only in a
+# kernel built with CONFIG_USERFAULTFD (the debug kernels before
+# 2026-11-27 were not: "userfaultfd: Function not implemented")
+if [ ! -e /proc/sys/vm/unprivileged_userfaultfd ]; then
+	echo "SKIP: this kernel has no userfaultfd (CONFIG_USERFAULTFD)"
+	exit $ksft_skip
+fi
 
 N=20
 HOLD_MS=300
