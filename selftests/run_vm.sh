@@ -51,7 +51,11 @@ echo "# run_vm: command line: $(cat /proc/cmdline)"
 # Debug kernels (scripts/debug-kernel.sh): lockdep reports once, then
 # switches itself off.
 lockdep_on() { grep -qE '^ *debug_locks: *1$' /proc/lockdep_stats 2>/dev/null; }
+# the first lines of the kernel's reports; the end of the run also fails
+# on a bare BUG/WARNING, a Call Trace or a lock held returning to user
+# space (REPORT_RE_RUN)
 REPORT_RE='BUG:|WARNING:|Oops|general protection|KASAN:|UBSAN:|possible circular locking|possible recursive locking|suspicious RCU usage|inconsistent lock state|sleeping function called from invalid context'
+REPORT_RE_RUN="BUG|WARNING|Call Trace|lock held when returning to user space|$REPORT_RE"
 lockdep=0
 pre=$(dmesg | grep -m 1 -E "$REPORT_RE")
 if [ -r /proc/lockdep_stats ] && ! lockdep_on; then
@@ -195,7 +199,7 @@ fi
 # the reports' first lines (lockdep's and KASAN's say BUG: or WARNING:
 # too; listed for whoever greps for them)
 bad=$(dmesg | tail -n +$((dmesg_start + 1)) |
-	grep -E 'BUG|WARNING|Oops|general protection|Call Trace|KASAN:|UBSAN:|possible circular locking|possible recursive locking|suspicious RCU usage|inconsistent lock state|sleeping function called from invalid context|lock held when returning to user space')
+	grep -E "$REPORT_RE_RUN")
 if [ -n "$bad" ]; then
 	echo "not ok - selftests: tcptw: kernel log clean"
 	echo "$bad" | head -n 40 | sed 's/^/# /'
