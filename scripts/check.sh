@@ -297,17 +297,13 @@ deal_parts()
 		echo "${t:-120} $s"
 	done | sort -rn -k1,1 -k2,2)
 }
-# deb_guest K: the packages' test (step 6) boots K with the dkms-built
-# tcptw.ko and runs DEB_GUEST_SCRIPT there, so K's own guests leave that
-# script out: it runs once per kernel, not twice
+# deb_kernel K: the packages' test (step 6) covers K (a chroot of its
+# suite); deb_guest K: it also boots K with the dkms-built tcptw.ko (K is
+# not only built) and runs DEB_GUEST_SCRIPT there, so K's own guests
+# leave that script out: it runs once per kernel, not twice
 DEB_GUEST_SCRIPT=tcptw_nat_paws.sh
-deb_guest()
-{
-	case $1 in
-	6.1 | 5.10) [ -z "${build_only[$1]:-}" ] ;;
-	*) false ;;
-	esac
-}
+deb_kernel() { [ "$1" = 6.1 ] || [ "$1" = 5.10 ]; }
+deb_guest() { deb_kernel "$1" && [ -z "${build_only[$1]:-}" ]; }
 # failed[K]: the step that failed before K's guest could start, if any;
 # vm_pid[K.P], vm_t0[K.P]: guest P of kernel K
 declare -A vm_pid vm_t0 failed
@@ -374,10 +370,8 @@ deb_kernels=()
 for k in "${kernels[@]}"; do
 	# a kernel only built gets the chroot part (dkms builds and installs
 	# the module there), not the guest
-	case $k in
-	6.1 | 5.10) [ -n "${failed[$k]}" ] ||
-		deb_kernels+=("$k${build_only[$k]:+:novm}") ;;
-	esac
+	deb_kernel "$k" && [ -z "${failed[$k]}" ] &&
+		deb_kernels+=("$k${build_only[$k]:+:novm}")
 done
 deb_pid=
 if [ ${#deb_kernels[@]} -gt 0 ]; then
