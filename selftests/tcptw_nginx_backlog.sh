@@ -46,12 +46,18 @@ nginx_listening()
 	[ -n "$(nsx "$srv" ss -Hltn "sport = :80")" ]
 }
 
+# accept_queue : the connections in srv's port 80 accept queue
+accept_queue()
+{
+	nsx "$srv" ss -Hltn "sport = :80" | awk '{ print $2 }'
+}
+
 # queue_filled : srv's port 80 overflowed since the B snapshot, or its
 # accept queue holds every one of wrk's 200 connections
 queue_filled()
 {
 	[ "$(mib "$srv" TcpExtListenOverflows)" -gt "${B[s_mib_TcpExtListenOverflows]:-0}" ] ||
-		[ "$(nsx "$srv" ss -Hltn "sport = :80" | awk '{ print $2 }')" -ge 200 ]
+		[ "$(accept_queue)" -ge 200 ]
 }
 
 # run_wrk BACKLOG : nginx with BACKLOG in a fresh srv, wrk from cli; sets
@@ -83,7 +89,7 @@ run_wrk()
 	wrk_pid=$BG_PID
 	busywait 10000 queue_filled ||
 		diag "backlog $backlog: neither an overflow nor 200 queued in 10 s"
-	diag "backlog $backlog: accept queue with the worker stopped: $(nsx "$srv" ss -Hltn "sport = :80" | awk '{ print $2 }')"
+	diag "backlog $backlog: accept queue with the worker stopped: $(accept_queue)"
 	kill -CONT "${workers[@]}"
 	bg_wait "$wrk_pid"
 	check_err $? "wrk failed: $(tail -n 3 "$WRK" "$WRK.err")"
