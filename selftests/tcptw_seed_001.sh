@@ -21,7 +21,7 @@
 #  1) reload: wrk -c WRK_C of POSTs with Connection: close (the report's
 #     56-byte body) from cli while `nginx -s reload` runs on srv2 (its
 #     window without an accepting worker made exact: the old worker
-#     stopped before the reload until srv2's queue overflowed, at least
+#     stopped before the load until srv2's queue overflowed, at least
 #     RELOAD_GAP s, continued after): srv2's
 #     listeners row (overflow_syn + overflow_ack) == its TcpExt
 #     ListenOverflows delta == tcptw's ListenOverflow, > 0; the clients'
@@ -296,20 +296,20 @@ reload_run()
 	A=()
 	snap_all B
 	have_cli && save_baseline "$srv2" reload
+	# the reload's window, in which no worker accepts (the old one
+	# stopping, the new one not yet started), made exact: the old
+	# worker stops before the load starts, until srv2's accept queue
+	# has overflowed (at least RELOAD_GAP s, at most 20), and continues
+	# (to take its QUIT) after the reload. wrk's first WRK_C connects
+	# send WRK_C / N to srv2, well over its B2 + 1, however slow the
+	# guest; left to a TCG guest's timing the window gave 0 to 20.
+	mapfile -t old < <(nginx_workers 2)
+	[ ${#old[@]} -gt 0 ] && kill -STOP "${old[@]}"
+	check_err $? "no nginx worker in srv2 to stop"
 	WRK=$TMPDIR_T/reload.wrk
 	bg_start "$WRK" timeout 60 ip netns exec "$cli" wrk -t1 -c $WRK_C -d ${WRK_S}s \
 		--timeout 2s -s "$lua" "http://$VIP/"
 	wrk_pid=$BG_PID
-	sleep 1
-	# the reload's window, in which no worker accepts (the old one
-	# stopping, the new one not yet started), made exact: the old
-	# worker stops before the reload, until srv2's accept queue has
-	# overflowed (at least RELOAD_GAP s, at most 20), and continues
-	# (to take its QUIT) after it. Left to a TCG guest's timing the
-	# window gave 0 to 20 overflows.
-	mapfile -t old < <(nginx_workers 2)
-	[ ${#old[@]} -gt 0 ] && kill -STOP "${old[@]}"
-	check_err $? "no nginx worker in srv2 to stop"
 	sleep "$RELOAD_GAP"
 	busywait 20000 srv2_overflowed ||
 		diag "srv2's queue did not overflow in 20 s with its worker stopped"
