@@ -331,7 +331,7 @@ vm_phase() {
 		ok "$k: tcptw_nat_paws.sh passes with the dkms-installed tcptw.ko (loaded ($v))"
 	else
 		notok "$k: tcptw_nat_paws.sh passes with the dkms-installed tcptw.ko (exit $rc, 'loaded ($v)' seen $loaded times, log $log)"
-		grep -E '^# (# )*(FAIL|not ok)' "$log" | head -n 30 | sed 's/^/#   /'
+		grep -E '^# (# )* *(FAIL:|not ok)' "$log" | head -n 30 | sed 's/^/#   /'
 		tail -n 10 "$log" | sed 's/^/#   /'
 	fi
 }
