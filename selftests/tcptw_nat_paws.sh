@@ -227,17 +227,35 @@ pcap_dump()
 	tcpdump -r "$PCAP" -nn -ttttt 2>/dev/null | head -n 400 | sed 's/^/#   /'
 }
 
-# pcap_complete : tcpdump wrote every packet its filter took (its exit
-# statistics: captured == received by filter, none dropped by kernel); a
-# slow guest's tcpdump can be killed before it wrote the last ones, and
-# an incomplete trace is no ground truth
-pcap_complete()
+# pcap_missing : how many packets tcpdump's filter took that it did not
+# write (received by filter - captured + dropped by kernel, from its exit
+# statistics), or nothing without them
+pcap_missing()
 {
 	awk '/packets captured/ { c = $1 } /received by filter/ { r = $1 }
 	     /dropped by kernel/ { d = $1 }
-	     END { exit !(c != "" && c == r && d == 0) }' "$PCAP.log.err" && return 0
-	diag "trace incomplete, not compared: $(grep -E 'captured|filter|dropped' "$PCAP.log.err" | tr '\n' ' ')"
-	return 1
+	     END { if (c != "" && r != "") print r - c + d }' "$PCAP.log.err"
+}
+
+# check_wire WHAT COUNT : the module's COUNT == SYNs srv refused in the
+# trace (nothing without a trace). When the trace is K packets short of
+# what tcpdump's filter took (2 of about 470 in one run of three on 6.1,
+# however long tcpdump is given before it is killed),
+# trace <= COUNT <= trace + K.
+check_wire()
+{
+	local what=$1 count=$2 wire miss
+
+	wire=$(pcap_syn_refusals)
+	[ -n "$wire" ] || return 0
+	miss=$(pcap_missing)
+	if [ "${miss:-0}" = 0 ]; then
+		check_mod_eq "$what == SYNs srv refused (trace)" "$count" "$wire"
+	else
+		diag "the trace is $miss packets short of what tcpdump's filter took"
+		check_mod_range "$what: SYNs srv refused (trace, $miss packets short)" \
+			"$count" "$wire" $((wire + miss))
+	fi
 }
 
 # pcap_syn_refusals : SYNs to srv in the trace that srv answered with a
@@ -314,7 +332,7 @@ scenario_reset()
 
 test_main()
 {
-	local k wire
+	local k
 
 	test_begin "main: server closes first, clients alternate behind 1 NAT port"
 	if ! probe_gate tcp_timewait_state_process; then
@@ -371,10 +389,7 @@ test_main()
 	check_mod_eq "srv TwSynPawsRejected == clients TCPSynRetrans" \
 		"${D[srv_TwSynPawsRejected]}" "${D[cli_synretrans]}"
 	# and on the wire: the SYNs srv answered with a bare ACK
-	wire=$(pcap_syn_refusals)
-	[ -z "$wire" ] || ! pcap_complete ||
-		check_mod_eq "srv TwSynPawsRejected == SYNs srv refused (trace)" \
-			"${D[srv_TwSynPawsRejected]}" "$wire"
+	check_wire "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}"
 	# (and == clients OutRsts but for the RSTs answering non-SYN rejects,
 	# which the ground-truth range above bounds)
 	# non-SYN PAWS rejects: rare, at most one or two per run
@@ -533,11 +548,10 @@ test_srv_ts0()
 	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
 	wire=$(pcap_syn_refusals)
 	retr=$((D[cli_synretrans] - $(json_get "$OUT" slow_connects)))
-	if [ -n "$wire" ] && pcap_complete; then
+	if [ -n "$wire" ]; then
 		diag "clients TCPSynRetrans - slow connects: $retr (not asserted: the trace is exact)"
 		check_gt "SYNs srv refused with an ACK (trace)" "$wire" 0
-		check_mod_eq "srv TwSynSeqRejected == SYNs refused (trace)" \
-			"${D[srv_TwSynSeqRejected]}" "$wire"
+		check_wire "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}"
 	else
 		check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans - slow connects" \
 			"${D[srv_TwSynSeqRejected]}" "$retr"
