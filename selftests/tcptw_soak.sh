@@ -100,10 +100,13 @@ ct_round()
 		"type nat hook postrouting priority srcnat; policy accept;" \
 		"oifname eth0 meta l4proto tcp masquerade" "}" "}" |
 		nsx "$cli" nft -f - || return 1
-	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0
+	busywait 10000 link_up "$cli" eth0 && busywait 10000 link_up "$srv" eth0
 	timeout 30 "$TRAFFIC" server --netns "$(nspath "$srv")" \
-		--listen 198.18.4.2:8080 --count 10 --timeout 20 >/dev/null 2>&1 &
-	sleep 0.2
+		--listen 198.18.4.2:8080 --count 10 --timeout 20 \
+		--ready-file "$out.ready" >/dev/null 2>&1 &
+	# an insmod beside it stops the machine to patch its hooks: a fixed
+	# 0.2 s was not always enough for the server to listen
+	busywait 20000 test -e "$out.ready"
 	timeout 30 "$TRAFFIC" client --connect 198.18.4.2:8080 --count 10 \
 		--netns "$(nspath "$cli")" --timeout 20 >"$out" 2>/dev/null
 	wait
