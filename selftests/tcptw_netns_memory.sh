@@ -21,6 +21,12 @@
 #      budget (1/32 of RAM) refuses what does not fit ("budget"); after
 #      the namespaces are gone, the bytes in use return to what they
 #      were before.
+#  (d) every /proc/net/tcptw file of a namespace opened and half read
+#      while a writer there counts, then the namespace deleted: the open
+#      files keep it and tcptw's state alive, each reads on to its end,
+#      and tcptw's bytes return to the baseline once they are closed;
+#      the files of init_net and a namespace held open across rmmod:
+#      every read fails (EIO), none crashes.
 # The module is reloaded with $TCPTW_KO's default parameters at the end.
 
 source "$(dirname "$0")/lib.sh"
@@ -264,6 +270,118 @@ test_defaults()
 	log_test "$name"
 }
 
+# the files the open_all/read_rest pairs below hold (all but control)
+PROC_FILES="counters events peers listeners hist status probes"
+
+# open_all DIR : open every file of DIR's tcptw directory on a new fd
+# (appended to FDS) and read its first byte, so that each read below
+# resumes a walk the module has begun
+open_all()
+{
+	local f fd c
+
+	for f in $PROC_FILES; do
+		exec {fd}<"$1/$f" || return 1
+		FDS+=("$fd")
+		read -r -N 1 -u "$fd" c
+	done
+}
+
+# read_rest : read each of FDS to its end; prints "reads-ok bytes"
+read_rest()
+{
+	local fd ok=0 bytes=0 n
+
+	for fd in "${FDS[@]}"; do
+		n=$(set -o pipefail; cat <&"$fd" 2>/dev/null | wc -c) &&
+			ok=$((ok + 1))
+		bytes=$((bytes + n))
+	done
+	echo "$ok $bytes"
+}
+
+close_all()
+{
+	local fd
+
+	for fd in "${FDS[@]}"; do
+		exec {fd}<&-
+	done
+	FDS=()
+}
+
+# a writer in NS: connects to a closed port on its loopback for at most
+# 30 s (each one a RST sent, an event, a peers row); its pid in WRITER
+start_writer()
+{
+	ip netns exec "$1" "$PY" -c '
+import socket, time
+end = time.monotonic() + 30
+while time.monotonic() < end:
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", 9))
+    except OSError:
+        pass
+    s.close()
+    time.sleep(0.01)' &
+	WRITER=$!
+	BG_PIDS+=("$WRITER")
+}
+
+writer_counted()
+{
+	[ "$(tw_counter "$held" RstSent)" -gt 20 ] 2>/dev/null
+}
+
+# Every file of a namespace opened and half read while a writer in it
+# counts, then the namespace deleted (its last process gone, its name
+# unmounted): the open files keep it, and its tcptw state, alive; each
+# reads on to its end; once they are closed, the state is freed (the
+# bytes in use back to the baseline). Then the files of init_net and of
+# a namespace held open across rmmod: each read fails, none crashes.
+test_fd_outlives_netns()
+{
+	local name="netns memory: /proc files open across their namespace's deletion and across rmmod"
+	local used0 n ok bytes nfiles
+
+	test_begin "$name"
+	reload || { check_err 1 "reload failed"; log_test "$name"; return; }
+	nfiles=$(echo $PROC_FILES | wc -w)
+	used0=$(tcptw_bytes_used)
+	FDS=()
+	setup_ns held
+	start_writer "$held"
+	busywait 10000 writer_counted || diag "the writer sent few RSTs"
+	open_all "/proc/$WRITER/net/tcptw" ||
+		check_err 1 "open /proc/$WRITER/net/tcptw files failed"
+	cleanup_ns "$held"
+	bg_wait "$WRITER"
+	n=$(tcptw_bytes_used)
+	diag "bytes in use: $used0 before, $n with the deleted namespace's files open"
+	check_gt "bytes the open files keep in use" $((n - used0)) 0
+	read -r ok bytes < <(read_rest)
+	check_eq "files read to their end after the deletion" "$ok" "$nfiles"
+	check_gt "bytes read after the deletion" "$bytes" 0
+	close_all
+	slowwait 60 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $used0 ]"
+	check_eq "bytes in use once the files are closed" "$(tcptw_bytes_used)" "$used0"
+
+	setup_ns held
+	start_writer "$held"
+	open_all "/proc/$WRITER/net/tcptw" && open_all /proc/net/tcptw ||
+		check_err 1 "open tcptw files failed"
+	rmmod tcptw
+	check_err $? "rmmod with the files open failed"
+	read -r ok bytes < <(read_rest)
+	check_eq "reads that succeeded after rmmod (EIO expected)" "$ok" 0
+	close_all
+	cleanup_ns "$held"
+	bg_wait "$WRITER"
+	reload || check_err 1 "insmod after it failed"
+	log_test "$name"
+}
+
 if [ -z "${TCPTW_KO:-}" ] || [ ! -r "$TCPTW_KO" ]; then
 	echo "SKIP: TCPTW_KO not set (the tests reload the module)"
 	exit $ksft_skip
@@ -285,4 +403,5 @@ tests_run \
 	test_limited \
 	test_largest \
 	test_defaults \
+	test_fd_outlives_netns \
 	test_dmesg
