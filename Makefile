@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo examples bench soak seeds style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench soak coverage seeds style sparse \
 	install clean deps deb
 
 all: kmod userspace selftests
@@ -61,6 +61,12 @@ bench:
 # make check as selftests/tcptw_soak.sh).
 soak:
 	scripts/soak.sh $(KERNEL)
+
+# The coverage set in one guest of $(KERNEL) (docs/testing.md: Lanes):
+# every hook fired, no kernel report, nothing in kmemleak; the debug
+# lane with KERNEL=6.1-debug or 7.2-debug.
+coverage:
+	scripts/coverage-lane.sh $(KERNEL)
 
 # The field reports with their own tools (ab, wrk, nginx, php-fpm),
 # selftests/tcptw_seed_*.sh, in one guest of $(KERNEL), whichever kernel it
