@@ -39,6 +39,8 @@ scripts/build-kmod.sh "$k" "$REPO/.cache/build/$k" >&2 &&
 	exit 1
 make -s -C userspace >&2 && make -s -C selftests >&2 || exit 1
 
+# the lane's bound: 60 minutes of one guest, boot included
+export VM_TIMEOUT=${VM_TIMEOUT:-3600}
 t0=$SECONDS
 # shellcheck disable=SC2086 # the lists, split on purpose
 scripts/vng-run.sh "$k" "TCPTW_COVERAGE=1 TCPTW_CASES='$(echo $CASES)' selftests/run_vm.sh .cache/build/$k/tcptw.ko $(echo $SCRIPTS)"
