@@ -85,6 +85,12 @@ in_cgroup()
 	bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" "$@"
 }
 
+# bytes_back_to N : tcptw's bytes in use over all namespaces are N
+bytes_back_to()
+{
+	[ "$(tcptw_bytes_used)" = "$1" ]
+}
+
 # add_many PREFIX N: N namespaces PREFIX-1..N from one ip -batch in $CG
 add_many()
 {
@@ -109,7 +115,7 @@ del_many()
 		echo "netns del $1-$i"
 	done | ip -force -b - 2>/dev/null
 	NS_LIST=()
-	slowwait 120 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $ADD_BASE ]" ||
+	slowwait 120 bytes_back_to "$ADD_BASE" ||
 		diag "$1-*: tcptw's bytes not back to $ADD_BASE after 120 s: $(tcptw_bytes_used)"
 }
 
@@ -248,7 +254,7 @@ test_largest()
 	ADD_BASE=$used0
 	del_many mx "$LARGEST"
 	# namespaces are freed by a worker: wait for the bytes to come back
-	slowwait 120 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $used0 ]"
+	slowwait 120 bytes_back_to "$used0"
 	check_eq "bytes in use after the namespaces are gone" \
 		"$(awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status")" "$used0"
 	log_test "$name"
@@ -364,7 +370,7 @@ test_fd_outlives_netns()
 	check_eq "files read to their end after the deletion" "$ok" "$nfiles"
 	check_gt "bytes read after the deletion" "$bytes" 0
 	close_all
-	slowwait 60 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" = $used0 ]"
+	slowwait 60 bytes_back_to "$used0"
 	check_eq "bytes in use once the files are closed" "$(tcptw_bytes_used)" "$used0"
 
 	setup_ns held
