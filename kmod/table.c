@@ -24,7 +24,8 @@
  * jiffy, or after TABLE_BATCH counts (a batch of more than one under the
  * bucket's lock, so that a takeover cannot take it). That row is also
  * where the next count looks first: a flood at one endpoint neither hashes
- * its key nor walks its bucket. Readers take
+ * its key nor walks its bucket, and reads nothing of the row but its
+ * sequence number (the CPU keeps a copy of the key). Readers take
  * every CPU's pending counts once per read (a generation number per CPU
  * gives them whole entries) and add those of each row they copy, so the
  * files are exact once the counting stops; while it runs, a CPU flushing
@@ -66,6 +67,12 @@ struct table_row {
 	u32 gauge[2];
 };
 
+struct table_key {
+	struct in6_addr addr;
+	__be16 port;
+	u16 family;
+};
+
 /*
  * Per CPU: counts of one row not yet added to the row, per column. Written
  * only by its CPU, interrupts off; @gen is odd while it changes, so that a
@@ -75,6 +82,7 @@ struct table_pending {
 	u32 gen;
 	u32 seq;		/* the row's seq when they were counted */
 	struct table_row *row;	/* NULL: nothing pending */
+	struct table_key key;	/* the row's key at @seq */
 	u32 bucket;		/* the row's bucket (its lock) */
 	u16 total;		/* the sum of n[] */
 	u16 n[TCPTW_TABLE_COLS];
@@ -125,7 +133,7 @@ struct tcptw_table *tcptw_table_alloc(unsigned int size, u8 *state)
 	tbl->nbuckets = n;
 	tbl->seed = get_random_u32();
 	tbl->bytes = bytes;
-	/* 64 bytes per CPU, charged; optional, and not in the budget */
+	/* 80 bytes per CPU, charged; optional, and not in the budget */
 	tbl->pending = alloc_percpu_gfp(struct table_pending,
 					GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	for (i = 0; i < n; i++)
@@ -200,12 +208,6 @@ void tcptw_table_reset(struct tcptw_table *tbl)
 		spin_unlock_irqrestore(&b->lock, flags);
 	}
 }
-
-struct table_key {
-	struct in6_addr addr;
-	__be16 port;
-	u16 family;
-};
 
 static bool row_matches(const struct table_row *r, const struct table_key *k)
 {
@@ -310,12 +312,38 @@ static void pending_flush(struct tcptw_table *tbl, struct table_pending *p)
 	spin_unlock(&b->lock);
 }
 
+static bool key_eq(const struct table_key *a, const struct table_key *b)
+{
+	const u32 *x = a->addr.s6_addr32, *y = b->addr.s6_addr32;
+
+	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
+		 (x[3] ^ y[3]) | (a->port ^ b->port) | (a->family ^ b->family));
+}
+
+/*
+ * Count @col (and @col2) in @p, whose gen is odd, and end the update.
+ * Interrupts are off.
+ */
+static void pending_bump(struct table_pending *p, unsigned int col,
+			 unsigned int col2, unsigned int add, u32 g0, u32 g1)
+{
+	WRITE_ONCE(p->gauge[0], g0);
+	WRITE_ONCE(p->gauge[1], g1);
+	WRITE_ONCE(p->n[col], p->n[col] + 1);
+	if (col2 != TCPTW_TABLE_NO_COL)
+		WRITE_ONCE(p->n[col2], p->n[col2] + 1);
+	WRITE_ONCE(p->total, p->total + add);
+	/* pairs with pending_read(): the fields before the even gen */
+	smp_store_release(&p->gen, p->gen + 1);
+}
+
 /*
  * Count @col and, unless it is TCPTW_TABLE_NO_COL, @col2 of @r (found at
  * @seq in bucket @bi) on this CPU, aside.
  */
 static void table_count(struct tcptw_table *tbl, struct table_row *r,
-			u32 seq, u32 bi, unsigned int col, unsigned int col2,
+			const struct table_key *k, u32 seq, u32 bi,
+			unsigned int col, unsigned int col2,
 			unsigned long now, u32 g0, u32 g1)
 {
 	unsigned int add = 1 + (col2 != TCPTW_TABLE_NO_COL);
@@ -340,6 +368,7 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 		/* readers never see a batch that is already in its row */
 		pending_flush(tbl, p);
 		WRITE_ONCE(p->row, r);
+		p->key = *k;
 		WRITE_ONCE(p->seq, seq);
 		WRITE_ONCE(p->bucket, bi);
 		WRITE_ONCE(p->since, now);
@@ -347,15 +376,39 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 		for (c = 0; c < TCPTW_TABLE_COLS; c++)
 			WRITE_ONCE(p->n[c], 0);
 	}
-	WRITE_ONCE(p->gauge[0], g0);
-	WRITE_ONCE(p->gauge[1], g1);
-	WRITE_ONCE(p->n[col], p->n[col] + 1);
-	if (col2 != TCPTW_TABLE_NO_COL)
-		WRITE_ONCE(p->n[col2], p->n[col2] + 1);
-	WRITE_ONCE(p->total, p->total + add);
-	/* pairs with pending_read(): the fields before the even gen */
-	smp_store_release(&p->gen, p->gen + 1);
+	pending_bump(p, col, col2, add, g0, g1);
 	local_irq_restore(flags);
+}
+
+/*
+ * The fast path, taken by a flood at one endpoint: this CPU's pending
+ * counts are @k's, of this jiffy, with room for @add more, and their row
+ * still holds @k (its sequence number has not moved since the key was
+ * found there). No hash, no bucket, nothing of the row read but its
+ * sequence number. False: take the slow path.
+ */
+static bool table_count_fast(struct tcptw_table *tbl,
+			     const struct table_key *k, unsigned int col,
+			     unsigned int col2, unsigned long now, u32 g0,
+			     u32 g1)
+{
+	unsigned int add = 1 + (col2 != TCPTW_TABLE_NO_COL);
+	struct table_pending *p;
+	unsigned long flags;
+	bool hit = false;
+
+	local_irq_save(flags);
+	p = this_cpu_ptr(tbl->pending);
+	if (p->row && p->since == now && p->total <= TABLE_BATCH - add &&
+	    key_eq(&p->key, k) && READ_ONCE(p->row->seq) == p->seq) {
+		WRITE_ONCE(p->gen, p->gen + 1);
+		/* the odd gen is visible before any field changes */
+		smp_wmb();
+		pending_bump(p, col, col2, add, g0, g1);
+		hit = true;
+	}
+	local_irq_restore(flags);
+	return hit;
 }
 
 /*
@@ -403,16 +456,19 @@ void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
 			  col2 != TCPTW_TABLE_NO_COL)))
 		return;
 	memcpy(&key.addr, addr, family == AF_INET6 ? 16 : 4);
+	if (tbl->pending &&
+	    table_count_fast(tbl, &key, col, col2, now, g0, g1))
+		return;
 	r = row_last(tbl, &key, &seq, &bi);
 	if (r) {
-		table_count(tbl, r, seq, bi, col, col2, now, g0, g1);
+		table_count(tbl, r, &key, seq, bi, col, col2, now, g0, g1);
 		return;
 	}
 	bi = jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1);
 	b = &tbl->b[bi];
 	r = row_find(b, &key, &seq);
 	if (r) {
-		table_count(tbl, r, seq, bi, col, col2, now, g0, g1);
+		table_count(tbl, r, &key, seq, bi, col, col2, now, g0, g1);
 		return;
 	}
 
