@@ -116,77 +116,57 @@ static void listen_count(struct tcptw_state *st, const struct sock *sk,
 }
 
 /*
- * The tcp_conn_request() running on this CPU: its listener and SYN. It
- * runs with BH disabled, one at a time per CPU, and sends a SYN cookie
- * (cookie_v{4,6}_init_sequence(skb, ...)) from inside: the cookie's hook
- * finds its listener here. Only compared and used while that call runs.
- */
-struct conn_stash {
-	const struct sock *sk;
-	const struct sk_buff *skb;
-};
-
-static DEFINE_PER_CPU(struct conn_stash, conn_stash);
-
-/*
  * tcp_conn_request(rsk_ops, af_ops, sk, skb): a SYN at listener @sk. In
  * the kernel's order: a full SYN queue (or tcp_syncookies=2) means a
  * cookie or, with cookies off, a drop (TCPReqQFullDrop); then a full
- * accept queue drops the SYN (ListenOverflows); then a cookie is sent
- * (SyncookiesSent, seen where it is made). A SYN a TIME_WAIT socket
- * accepted carries its ISN and skips the SYN queue's test.
+ * accept queue drops the SYN (ListenOverflows); then the cookie is sent
+ * (SyncookiesSent). A SYN a TIME_WAIT socket accepted carries its ISN and
+ * skips the SYN queue's test. All three are decided here, from what the
+ * kernel is about to test: the cookie needs no hook of its own where
+ * cookie_v{4,6}_init_sequence() counts it, only this one, which every
+ * SYN passes anyway. What the kernel can still refuse after the decision
+ * (the request's allocation, a route back, a security module) drops the
+ * SYN without its cookie: such a SYN is in its listener's cookie_sent
+ * and in ListenDrops, not in SyncookiesSent (docs/design.md, Limits).
  */
 static void conn_request_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
-	struct conn_stash *stash = this_cpu_ptr(&conn_stash);
 	const struct net *net = sock_net(sk);
+	u8 syncookies = READ_ONCE(net->ipv4.sysctl_tcp_syncookies);
+	enum tcptw_listener_col col;
+	bool cookie = false;
 	struct tcptw_state *st;
-	bool drop = false;
+	u8 type, reason = 0;
 
-	stash->sk = sk;
-	stash->skb = skb;
-	if ((READ_ONCE(net->ipv4.sysctl_tcp_syncookies) == 2 ||
-	     inet_csk_reqsk_queue_is_full(sk)) &&
-	    !tcptw_compat_tw_isn(skb))
-		drop = !IS_ENABLED(CONFIG_SYN_COOKIES) ||
-		       !READ_ONCE(net->ipv4.sysctl_tcp_syncookies);
-	if (!drop && !sk_acceptq_is_full(sk))
+	if ((syncookies == 2 || inet_csk_reqsk_queue_is_full(sk)) &&
+	    !tcptw_compat_tw_isn(skb)) {
+		cookie = IS_ENABLED(CONFIG_SYN_COOKIES) && syncookies;
+		if (!cookie) {
+			col = TCPTW_LISTENER_SYN_DROP;
+			type = TCPTW_EV_LISTEN_SYN_DROP;
+			goto count;
+		}
+	}
+	if (sk_acceptq_is_full(sk)) {
+		col = TCPTW_LISTENER_OVERFLOW_SYN;
+		type = TCPTW_EV_LISTEN_OVERFLOW;
+		reason = TCPTW_LISTEN_REASON_SYN;
+	} else if (cookie) {
+		col = TCPTW_LISTENER_COOKIE_SENT;
+		type = TCPTW_EV_LISTEN_SYN_COOKIE;
+	} else {
 		return;		/* the common case: nothing fails */
+	}
+count:
 	rcu_read_lock();
 	st = tcptw_state(net);
-	if (!st)
-		goto out;
-	if (drop) {
-		listen_count(st, sk, skb, TCPTW_LISTENER_SYN_DROP,
-			     TCPTW_EV_LISTEN_SYN_DROP, 0);
-	} else {
-		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
-		listen_count(st, sk, skb, TCPTW_LISTENER_OVERFLOW_SYN,
-			     TCPTW_EV_LISTEN_OVERFLOW, TCPTW_LISTEN_REASON_SYN);
+	if (st) {
+		if (col == TCPTW_LISTENER_OVERFLOW_SYN)
+			tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
+		listen_count(st, sk, skb, col, type, reason);
 	}
-out:
-	rcu_read_unlock();
-}
-
-/*
- * cookie_v{4,6}_init_sequence(skb, mss): tcp_conn_request() sends a SYN
- * cookie for @skb, exactly where the kernel counts SyncookiesSent.
- */
-static void cookie_init_pre(struct pt_regs *regs)
-{
-	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 0);
-	struct conn_stash *stash = this_cpu_ptr(&conn_stash);
-	struct tcptw_state *st;
-
-	if (stash->skb != skb)
-		return;
-	rcu_read_lock();
-	st = tcptw_state(sock_net(stash->sk));
-	if (st)
-		listen_count(st, stash->sk, skb, TCPTW_LISTENER_COOKIE_SENT,
-			     TCPTW_EV_LISTEN_SYN_COOKIE, 0);
 	rcu_read_unlock();
 }
 
@@ -244,10 +224,6 @@ static struct tcptw_probe listen_probes[] = {
 	  .entry = v4_syn_recv_sock_pre },
 	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_ENTRY,
 	  .entry = v6_syn_recv_sock_pre },
-	{ .name = "cookie_v4_init_sequence", .kind = TCPTW_ENTRY,
-	  .entry = cookie_init_pre },
-	{ .name = "cookie_v6_init_sequence", .kind = TCPTW_ENTRY,
-	  .entry = cookie_init_pre },
 };
 
 const struct tcptw_probe_set tcptw_listen_probe_set = {
