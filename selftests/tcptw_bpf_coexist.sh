@@ -3,7 +3,8 @@
 # Copyright (c) 2026 The tcptw authors.
 #
 # A BPF fexit program on a function tcptw hooks at entry and return,
-# attached before tcptw loads (5.10, 6.1: the ftrace hooks).
+# attached before tcptw loads (x86-64: the ftrace hooks; 5.10's bpftrace
+# has no kretfunc, so 6.1, 6.12 and 7.2).
 #
 #   cli 198.18.6.1 --eth0---eth0-- srv 198.18.6.2:8310
 #   srv: bpftrace 'kretfunc:tcp_conn_request { @n = count(); }'
@@ -64,7 +65,7 @@ test_coexist()
 	fi
 	if ! awk -F'\t' '$2 ~ /^ftrace/ { f = 1 } END { exit !f }' \
 		"$TCPTW_PROC/probes"; then
-		skip_test "no ftrace hooks on this kernel ($(uname -r)): fprobes share a function with BPF by design"
+		skip_test "no ftrace hooks on this kernel ($(uname -r)): its fprobes share a function with BPF by design"
 		log_test "$name"
 		return
 	fi

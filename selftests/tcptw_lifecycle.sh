@@ -12,7 +12,7 @@
 #   (d)  the NAT topology of tcptw_nat_paws.sh with traffic in a bounded
 #        background loop, 8 x (rmmod tcptw; insmod $TCPTW_KO)
 #        (TCPTW_RELOAD_CYCLES; `make soak` runs 1000 under NAT churn)
-#   (e)  5.10, 6.1: insmod kprobes=1 hooks with kprobes only, and
+#   (e)  insmod kprobes=1 hooks with kprobes (fprobes on 6.12, 7.2) only, and
 #        kprobes=maybe is refused
 
 source "$(dirname "$0")/lib.sh"
@@ -364,13 +364,14 @@ test_reload()
 	log_test "$name"
 }
 
-# kprobes=1 (5.10, 6.1: hooks on ftrace otherwise): every hook that is not
-# a tracepoint becomes a kprobe or kretprobe; a value that is no bool is
-# refused and loads nothing
+# kprobes=1 (x86-64: entries on tcptw's ftrace_ops otherwise): every hook
+# that is not a tracepoint goes to the fallback, a kprobe or kretprobe
+# (5.10, 6.1) or an fprobe (kernels with fprobes: 6.12, 7.2); a value that
+# is no bool is refused and loads nothing
 test_kprobes_param()
 {
-	local name="lifecycle: kprobes=1 hooks with kprobes; kprobes=maybe is refused"
-	local kinds n
+	local name="lifecycle: kprobes=1 hooks without ftrace_ops; kprobes=maybe is refused"
+	local kinds n want=kprobe
 
 	test_begin "kprobes param"
 	if ! awk -F'\t' '$2 ~ /^ftrace/ { f = 1 } END { exit !f }' \
@@ -385,12 +386,13 @@ test_kprobes_param()
 	fi
 	n=$(grep -c '^tcptw ' /proc/modules)
 	check_eq "modules loaded after kprobes=maybe" "$n" 0
+	grep -qw register_fprobe_syms /proc/kallsyms && want=fprobe
 	timeout 120 insmod "$TCPTW_KO" kprobes=1 ||
 		check_err 1 "insmod kprobes=1 failed"
 	kinds=$(awk -F'\t' '$2 != "tracepoint" && $1 !~ /^nf_conntrack:/ { print $2 }' \
 		"$TCPTW_PROC/probes" 2>/dev/null | sort -u | tr '\n' ' ')
 	diag "hook kinds with kprobes=1: $kinds"
-	check_str "hook kinds with kprobes=1" "$kinds" "kprobe "
+	check_str "hook kinds with kprobes=1" "$kinds" "$want "
 	restore_module
 	kinds=$(awk -F'\t' '$2 != "tracepoint" && $1 !~ /^nf_conntrack:/ { print $2 }' \
 		"$TCPTW_PROC/probes" 2>/dev/null | sort -u | tr '\n' ' ')

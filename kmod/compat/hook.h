@@ -3,21 +3,24 @@
  * Copyright (C) 2026 The tcptw authors.
  *
  * How the kernel delivers a function's entry and return to tcptw's
- * handlers (struct tcptw_probe, probes.h). One backend is built
+ * handlers (struct tcptw_probe, probes.h). The backends
  * (compat/Kbuild.include):
  *
+ *   hook_ftrace.c  x86-64 (5.10, 6.1, 6.12, 7.2): every entry on one
+ *                  ftrace_ops of tcptw's own, which guards recursion per
+ *                  context and never modifies the call; a function's
+ *                  return (conntrack's rare paths only) and a hook ftrace
+ *                  refuses go to its fallback, one of the two below;
  *   hook_fprobe.c  where the kernel exports register_fprobe_syms()
- *                  (Debian's 6.12 and 7.2): ftrace-based, and a hook
+ *                  (Debian's 6.12 and 7.2): ftrace-based too, and a hook
  *                  interrupted by a softirq that hits another hook runs
- *                  both (ftrace guards recursion per context);
- *   hook_ftrace.c  x86-64 kernels without fprobes or IBT (5.10, 6.1):
- *                  entries on an ftrace_ops of tcptw's own, which guards
- *                  recursion per context too and never modifies the call;
- *                  a function's return (conntrack's rare paths only) and
- *                  a hook ftrace refuses go to hook_kprobe.c;
+ *                  both (ftrace guards recursion per context); an fprobe
+ *                  entry costs about twice an ftrace_ops entry (it goes
+ *                  through the function graph tracer from 6.14);
  *   hook_kprobe.c  elsewhere: kprobes and kretprobes, which skip a hit
  *                  while another kprobe's handler runs on the same CPU
- *                  (counted as missed, docs/design.md, Limits).
+ *                  (counted as missed, docs/design.md, Limits); also the
+ *                  ftrace hooks' symbol lookup.
  */
 #ifndef _TCPTW_COMPAT_HOOK_H
 #define _TCPTW_COMPAT_HOOK_H
@@ -28,26 +31,25 @@
 
 #ifdef TCPTW_HAVE_FPROBE
 #include <linux/fprobe.h>
+#endif
 
-struct tcptw_hook {
-	struct fprobe fp;
-};
-#else
 struct tcptw_hook {
 	union {
 		struct kprobe kp;	/* TCPTW_ENTRY */
 		struct kretprobe krp;	/* TCPTW_CALL */
+#ifdef TCPTW_HAVE_FPROBE
+		struct fprobe fp;
+#endif
 	};
 #ifdef TCPTW_HAVE_FTRACE_HOOK
-	/* hook_ftrace.c: the function's fentry site, 0 on kprobes */
+	/* hook_ftrace.c: the function's fentry site, 0 on its fallback */
 	unsigned long ip;
-	/* on hook_kprobe.c's kprobes (kp, krp); else kp is a disabled
-	 * kprobe that only resolved the symbol
+	/* on the fallback (fp, kp, krp); else kp is a disabled kprobe
+	 * that only resolved the symbol
 	 */
 	bool fallback;
 #endif
 };
-#endif
 
 /*
  * The most per-call data (struct tcptw_probe.data_size) a hook may ask
@@ -86,21 +88,17 @@ unsigned long tcptw_hook_missed(const struct tcptw_probe *p);
 /* the mechanism as the probes file names it */
 const char *tcptw_hook_mechanism(const struct tcptw_probe *p);
 
-#ifdef TCPTW_HAVE_FTRACE_HOOK
-/* hook_kprobe.c, hook_ftrace.c's fallback; names as above */
-int tcptw_kp_hooks_init(unsigned int n);
-void tcptw_kp_hooks_uninit(void);
-int tcptw_kp_attach(struct tcptw_probe *p);
-void tcptw_kp_detach(struct tcptw_probe *p, bool batch);
-void tcptw_kp_detach_batch(void);
-unsigned long tcptw_kp_missed(const struct tcptw_probe *p);
-const char *tcptw_kp_mechanism(const struct tcptw_probe *p);
-#endif
-#ifndef TCPTW_HAVE_FPROBE
-/* unregister a plain kprobe @kp now, or with the batch */
-void tcptw_kp_unregister(struct kprobe *kp, bool batch);
-#endif
-#if !defined(TCPTW_HAVE_FPROBE) && !defined(TCPTW_HAVE_FTRACE_HOOK)
+/* the backend that is the whole of tcptw_hook_*() where hook_ftrace.c is not */
+#ifndef TCPTW_HAVE_FTRACE_HOOK
+#ifdef TCPTW_HAVE_FPROBE
+#define tcptw_fp_hooks_init	tcptw_hooks_init
+#define tcptw_fp_hooks_uninit	tcptw_hooks_uninit
+#define tcptw_fp_attach		tcptw_hook_attach
+#define tcptw_fp_detach		tcptw_hook_detach
+#define tcptw_fp_detach_batch	tcptw_hooks_detach_batch
+#define tcptw_fp_missed		tcptw_hook_missed
+#define tcptw_fp_mechanism	tcptw_hook_mechanism
+#else
 #define tcptw_kp_hooks_init	tcptw_hooks_init
 #define tcptw_kp_hooks_uninit	tcptw_hooks_uninit
 #define tcptw_kp_attach		tcptw_hook_attach
@@ -109,5 +107,26 @@ void tcptw_kp_unregister(struct kprobe *kp, bool batch);
 #define tcptw_kp_missed		tcptw_hook_missed
 #define tcptw_kp_mechanism	tcptw_hook_mechanism
 #endif
+#endif
+
+/* hook_kprobe.c; the same names as above */
+int tcptw_kp_hooks_init(unsigned int n);
+void tcptw_kp_hooks_uninit(void);
+int tcptw_kp_attach(struct tcptw_probe *p);
+void tcptw_kp_detach(struct tcptw_probe *p, bool batch);
+void tcptw_kp_detach_batch(void);
+unsigned long tcptw_kp_missed(const struct tcptw_probe *p);
+const char *tcptw_kp_mechanism(const struct tcptw_probe *p);
+/* unregister a plain kprobe @kp now, or with the batch */
+void tcptw_kp_unregister(struct kprobe *kp, bool batch);
+
+/* hook_fprobe.c; the same names as above */
+int tcptw_fp_hooks_init(unsigned int n);
+void tcptw_fp_hooks_uninit(void);
+int tcptw_fp_attach(struct tcptw_probe *p);
+void tcptw_fp_detach(struct tcptw_probe *p, bool batch);
+void tcptw_fp_detach_batch(void);
+unsigned long tcptw_fp_missed(const struct tcptw_probe *p);
+const char *tcptw_fp_mechanism(const struct tcptw_probe *p);
 
 #endif /* _TCPTW_COMPAT_HOOK_H */

@@ -4,7 +4,8 @@
  *
  * Hooks as fprobes, for kernels that export them (compat/hook.h): an
  * fprobe rides ftrace at the function's fentry site, and its exit handler
- * replaces a kretprobe. ftrace refuses recursion per context (task,
+ * replaces a kretprobe. On x86-64, hook_ftrace.c takes the entries and
+ * leaves these the returns (conntrack's) and what ftrace refuses. ftrace refuses recursion per context (task,
  * softirq, hardirq, NMI) rather than per CPU, so a softirq that interrupts
  * a hook running in process context still runs its own hooks: nothing is
  * missed under load the way nested kprobes are.
@@ -71,12 +72,12 @@ static void fp_exit(struct fprobe *fp, unsigned long ip, unsigned long ret_ip,
 }
 #endif
 
-int tcptw_hooks_init(unsigned int n)
+int tcptw_fp_hooks_init(unsigned int n)
 {
 	return 0;
 }
 
-void tcptw_hooks_uninit(void)
+void tcptw_fp_hooks_uninit(void)
 {
 }
 
@@ -98,7 +99,7 @@ static int module_symbol_addr(const char *name, unsigned long *addr)
 	return 0;
 }
 
-int tcptw_hook_attach(struct tcptw_probe *p)
+int tcptw_fp_attach(struct tcptw_probe *p)
 {
 	struct fprobe *fp = &p->hook.fp;
 	unsigned long addr;
@@ -127,12 +128,12 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	return register_fprobe_ips(fp, &addr, 1);
 }
 
-void tcptw_hook_detach(struct tcptw_probe *p, bool batch)
+void tcptw_fp_detach(struct tcptw_probe *p, bool batch)
 {
 	unregister_fprobe(&p->hook.fp);
 }
 
-void tcptw_hooks_detach_batch(void)
+void tcptw_fp_detach_batch(void)
 {
 #ifdef TCPTW_HAVE_FPROBE_FREGS
 	/*
@@ -146,13 +147,13 @@ void tcptw_hooks_detach_batch(void)
 }
 
 /* before v6.14: recursion within one context, or an exhausted pool */
-unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
+unsigned long tcptw_fp_missed(const struct tcptw_probe *p)
 {
 	/* fprobe's handler counts it without a lock */
 	return data_race(p->hook.fp.nmissed);
 }
 
-const char *tcptw_hook_mechanism(const struct tcptw_probe *p)
+const char *tcptw_fp_mechanism(const struct tcptw_probe *p)
 {
 	return p->kind == TCPTW_ENTRY ? "fprobe" : "fprobe-exit";
 }

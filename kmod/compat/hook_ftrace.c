@@ -2,15 +2,18 @@
 /*
  * Copyright (C) 2026 The tcptw authors.
  *
- * Hooks at a function's entry on an ftrace_ops of tcptw's own, for x86-64
- * kernels that export no fprobes (5.10, 6.1; compat/hook.h).
+ * Hooks at a function's entry on an ftrace_ops of tcptw's own, on x86-64
+ * (compat/hook.h).
  *
- * Why not kprobes there: a kprobe hit while any kprobe handler runs on the
- * same CPU is skipped, and kprobes at a function's entry are ftrace-based
- * with interrupts on, so a softirq that interrupts a hook in process
- * context (connect(), conntrack on output, a socket's backlog) lost every
- * hook it hit: 2-18 per hook in one run of a seed at its own load. ftrace
- * guards recursion per context (task, softirq, hardirq, NMI), not per CPU.
+ * Why not kprobes (5.10, 6.1): a kprobe hit while any kprobe handler runs
+ * on the same CPU is skipped, and kprobes at a function's entry are
+ * ftrace-based with interrupts on, so a softirq that interrupts a hook in
+ * process context (connect(), conntrack on output, a socket's backlog)
+ * lost every hook it hit: 2-18 per hook in one run of a seed at its own
+ * load. ftrace guards recursion per context (task, softirq, hardirq,
+ * NMI), not per CPU. Why not fprobes (6.12, 7.2): an fprobe's entry goes
+ * through the function graph tracer from 6.14, about twice the
+ * instructions of an ftrace_ops callback (docs/bench.md).
  *
  * One ops holds every entry site in its filter; the callback finds the
  * hook by the site's address in a small hash. From 5.11 the ops asks for
@@ -19,7 +22,9 @@
  * the call (no IPMODIFY): livepatch, a kprobe with a post handler and BPF
  * trampolines on the same functions keep working beside it. A hook that
  * needs a function's return (TCPTW_CALL: only conntrack's, on rare paths)
- * is a kretprobe (hook_kprobe.c), which is not exclusive either.
+ * or that ftrace refuses goes to the fallback: an fprobe where the kernel
+ * exports them (hook_fprobe.c), else a kprobe or kretprobe
+ * (hook_kprobe.c); none of them is exclusive either.
  *
  * Unload: unregistering the ops waits until no task is in its callback.
  */
@@ -44,7 +49,12 @@
 
 static __always_inline struct pt_regs *cb_regs(struct ftrace_regs *fregs)
 {
+#ifdef TCPTW_HAVE_ARCH_FTRACE_REGS
+	/* v6.12-ish: ftrace_regs is opaque; on x86 it holds a pt_regs */
+	return &arch_ftrace_regs(fregs)->regs;
+#else
 	return &fregs->regs;
+#endif
 }
 #else
 /* 5.10: callbacks get the pt_regs themselves, NULL unless all saved */
@@ -93,7 +103,28 @@ static __always_inline void cb_unlock(int bit)
 static bool kprobes;
 module_param(kprobes, bool, 0444);
 MODULE_PARM_DESC(kprobes,
-		 "hook with kprobes and kretprobes, not ftrace");
+		 "hook with kprobes and kretprobes (fprobes where the kernel has them), not tcptw's ftrace_ops");
+
+/* what the ops does not take (compat/hook.h) */
+#ifdef TCPTW_HAVE_FPROBE
+#define fb_attach	tcptw_fp_attach
+#define fb_detach	tcptw_fp_detach
+#define fb_missed	tcptw_fp_missed
+#define fb_mechanism	tcptw_fp_mechanism
+
+static void fb_detach_batch(void)
+{
+	tcptw_fp_detach_batch();
+	/* the symbol lookups' disabled kprobes */
+	tcptw_kp_detach_batch();
+}
+#else
+#define fb_attach	tcptw_kp_attach
+#define fb_detach	tcptw_kp_detach
+#define fb_detach_batch	tcptw_kp_detach_batch
+#define fb_missed	tcptw_kp_missed
+#define fb_mechanism	tcptw_kp_mechanism
+#endif
 
 /*
  * The entry hooks ever attached through ftrace, by fentry site: open
@@ -261,11 +292,12 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	err = ftrace_attach_entry(p, (unsigned long)p->hook.kp.addr);
 	if (!err)
 		return 0;
-	pr_info("%s: ftrace refused it (%d), kprobes instead\n", p->name, err);
+	pr_info("%s: ftrace refused it (%d), %s instead\n", p->name, err,
+		IS_ENABLED(TCPTW_HAVE_FPROBE) ? "an fprobe" : "a kprobe");
 	unregister_kprobe(&p->hook.kp);
 	memset(&p->hook, 0, sizeof(p->hook));
 fallback:
-	err = tcptw_kp_attach(p);
+	err = fb_attach(p);
 	p->hook.fallback = true;	/* after its memset */
 	return err;
 }
@@ -282,7 +314,7 @@ static void ftrace_detach(struct tcptw_probe *p)
 void tcptw_hook_detach(struct tcptw_probe *p, bool batch_it)
 {
 	if (p->hook.fallback) {
-		tcptw_kp_detach(p, batch_it);
+		fb_detach(p, batch_it);
 		return;
 	}
 	if (batch_it) {
@@ -309,7 +341,7 @@ void tcptw_hooks_detach_batch(void)
 	}
 	nbatch = 0;
 	entry_count = 0;
-	tcptw_kp_detach_batch();
+	fb_detach_batch();
 }
 
 /*
@@ -319,12 +351,12 @@ void tcptw_hooks_detach_batch(void)
  */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
-	return p->hook.fallback ? tcptw_kp_missed(p) : 0;
+	return p->hook.fallback ? fb_missed(p) : 0;
 }
 
 const char *tcptw_hook_mechanism(const struct tcptw_probe *p)
 {
 	if (p->hook.fallback)
-		return tcptw_kp_mechanism(p);
+		return fb_mechanism(p);
 	return "ftrace";
 }
