@@ -314,10 +314,11 @@ static void pending_flush(struct tcptw_table *tbl, struct table_pending *p)
 
 static bool key_eq(const struct table_key *a, const struct table_key *b)
 {
-	const u32 *x = a->addr.s6_addr32, *y = b->addr.s6_addr32;
+	const __be32 *x = a->addr.s6_addr32, *y = b->addr.s6_addr32;
 
 	return !((x[0] ^ y[0]) | (x[1] ^ y[1]) | (x[2] ^ y[2]) |
-		 (x[3] ^ y[3]) | (a->port ^ b->port) | (a->family ^ b->family));
+		 (x[3] ^ y[3])) &&
+	       a->port == b->port && a->family == b->family;
 }
 
 /*

@@ -7,13 +7,14 @@
 # attached there must fire at least once, the kernel log must stay free
 # of BUG/WARNING/KASAN/lockdep/RCU/atomic-sleep reports, and kmemleak
 # must find nothing of tcptw's after the last rmmod (selftests/run_vm.sh
-# checks all three). On a debug kernel (6.1-debug: the ftrace backend,
-# 7.2-debug: fprobes) this is the proof of docs/testing.md's debug lane;
+# checks all three). On a debug kernel (6.1-debug: ftrace entries with
+# kprobes behind them, 7.2-debug: ftrace entries with fprobes behind them)
+# this is the proof of docs/testing.md's debug lane;
 # on a stock kernel it checks that the set still fires every hook.
 #
 # The set, measured per case on stock 6.1 and 7.2 (each case alone, the
 # hooks it fired): the cases below fire every hook of both kernels
-# (cookies: synflood; tcp_oow_rate_limited and the active reset:
+# (SYN cookies: synflood; tcp_oow_rate_limited and the active reset:
 # paws_other's established case; nf_conntrack's confirm and early_drop:
 # conntrack's table-full case; tcp_receive_reset and the /proc files
 # across namespace deletion and rmmod: netns_memory; RSTs sent from

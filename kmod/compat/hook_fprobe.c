@@ -4,11 +4,12 @@
  *
  * Hooks as fprobes, for kernels that export them (compat/hook.h): an
  * fprobe rides ftrace at the function's fentry site, and its exit handler
- * replaces a kretprobe. On x86-64, hook_ftrace.c takes the entries and
- * leaves these the returns (conntrack's) and what ftrace refuses. ftrace refuses recursion per context (task,
+ * replaces a kretprobe. ftrace refuses recursion per context (task,
  * softirq, hardirq, NMI) rather than per CPU, so a softirq that interrupts
  * a hook running in process context still runs its own hooks: nothing is
- * missed under load the way nested kprobes are.
+ * missed under load the way nested kprobes are. On x86-64 hook_ftrace.c
+ * takes the entries and leaves these the returns (conntrack's), what
+ * ftrace refuses and kprobes=1.
  */
 #include <linux/kernel.h>
 #include <linux/fprobe.h>

@@ -111,6 +111,7 @@ MODULE_PARM_DESC(kprobes,
 #define fb_detach	tcptw_fp_detach
 #define fb_missed	tcptw_fp_missed
 #define fb_mechanism	tcptw_fp_mechanism
+#define FB_NAME		"an fprobe"
 
 static void fb_detach_batch(void)
 {
@@ -124,6 +125,7 @@ static void fb_detach_batch(void)
 #define fb_detach_batch	tcptw_kp_detach_batch
 #define fb_missed	tcptw_kp_missed
 #define fb_mechanism	tcptw_kp_mechanism
+#define FB_NAME		"a kprobe"
 #endif
 
 /*
@@ -293,7 +295,7 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	if (!err)
 		return 0;
 	pr_info("%s: ftrace refused it (%d), %s instead\n", p->name, err,
-		IS_ENABLED(TCPTW_HAVE_FPROBE) ? "an fprobe" : "a kprobe");
+		FB_NAME);
 	unregister_kprobe(&p->hook.kp);
 	memset(&p->hook, 0, sizeof(p->hook));
 fallback:
