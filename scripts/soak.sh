@@ -3,7 +3,7 @@
 #
 # soak.sh [KERNEL]: `make soak`. The full soak, selftests/tcptw_soak.sh
 # with TCPTW_SOAK=full (1000 reloads, 2000 namespaces, 60 s floods, 10^5
-# control writes, 100 NAT+PAWS runs), in one guest of KERNEL (default
+# control writes, 20 NAT+PAWS runs), in one guest of KERNEL (default
 # 6.1; the debug kernel where docs/testing.md says so), on a stock kernel
 # with slub_debug=FZP page_poison=1 (TCPTW_POISON=1). Hours under TCG:
 # bounded by VM_TIMEOUT (default 6 h). SOAK_* variables scale each part

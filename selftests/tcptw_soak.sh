@@ -21,7 +21,7 @@
 #  (d) random writes to control      5*10^3     10^5  as root and as an
 #      unprivileged user inside a user+net namespace: only EINVAL/EPERM,
 #      and no counter moves
-#  (e) NAT+PAWS (tcptw_nat_paws.sh)       0       100  runs, all passing
+#  (e) NAT+PAWS (tcptw_nat_paws.sh)       0        20  runs, all passing
 # Ends with one summary line, "# soak: ...", with every figure and the
 # number of kernel reports (BUG/WARNING/KASAN/lockdep lines) found.
 
@@ -43,7 +43,7 @@ fi
 if [ "${TCPTW_SOAK:-}" = full ]; then
 	RELOADS=${SOAK_RELOADS:-1000} NETNS=${SOAK_NETNS:-2000}
 	FLOOD_S=${SOAK_FLOOD_S:-60} WRITES=${SOAK_WRITES:-100000}
-	NAT_PAWS=${SOAK_NAT_PAWS:-100}
+	NAT_PAWS=${SOAK_NAT_PAWS:-20}
 else
 	# what make check has room for: a reload costs 9-15 s of a guest
 	# under TCG, a namespace 2-3 s (10 on a kernel as slow as 5.10
