@@ -102,12 +102,14 @@ test_synflood()
 		END { print n + 0, m + 0, o + 0 }' "$TCPTW_PROC/events" 2>/dev/null)
 	row=$(nsx "$srv" awk -v a=$SRV -v p=$PORT '$1 == a && $2 == p { print $8 }' \
 		"$TCPTW_PROC/listeners")
-	diag "flood: $(cat "$TMPDIR_T"/flood.*.json) | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl"
+	diag "flood: $(cat "$TMPDIR_T"/flood.*.json) | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl | srv ListenDrops +$(d s_mib_TcpExtListenDrops) ListenOverflows +$(d s_mib_TcpExtListenOverflows) TCPReqQFullDrop +$(d s_mib_TcpExtTCPReqQFullDrop) OutRsts +$(d s_mib_TcpOutRsts)"
 	check_gt "srv SyncookiesSent delta" "$cookies" $((FLOOD / 2))
 	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
 	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
 		"${row:-0}" "$cookies"
-	diag "srv events: newest seq $recorded, $evs listen_syn_cookie lines in the ring, $others others"
+	diag "srv events: newest seq $recorded, $evs listen_syn_cookie lines in the ring, $others others$(
+		[ "$others" = 0 ] || printf ' (%s)' "$(nsx "$srv" awk '$2 != "listen_syn_cookie" { n[$2]++ }
+			END { for (t in n) printf "%s %d ", t, n[t] }' "$TCPTW_PROC/events" 2>/dev/null)")"
 	check_eq "srv events other than listen_syn_cookie" "$others" 0
 	check_range "srv listen_syn_cookie lines in the ring (at most the recorded ones)" \
 		"$evs" 1 "$recorded"
