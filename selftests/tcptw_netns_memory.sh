@@ -228,7 +228,7 @@ test_largest()
 	reload event_ring_size=1048576 peer_table_size=1048576 \
 		listener_table_size=1048576 ||
 		{ check_err 1 "reload failed"; log_test "$name"; return; }
-	used0=$(awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status")
+	used0=$(tcptw_bytes_used)
 	for ((n = 1; n <= LARGEST; n++)); do
 		NS_LIST+=("mx-$n")
 	done
@@ -244,7 +244,7 @@ test_largest()
 		[ "$(status_field mx-$n events 2)" = budget ] && budget=$((budget + 1))
 	done
 	check_eq "sampled namespaces whose 84 MB ring the budget refused" "$budget" 10
-	used1=$(awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status")
+	used1=$(tcptw_bytes_used)
 	diag "rings and tables in use: $used0 -> $used1 bytes, budget $(awk '$1 == "budget" { print $4 }' "$TCPTW_PROC/status")"
 	check_eq "within the budget" \
 		"$([ "$used1" -le "$(awk '$1 == "budget" { print $4 }' "$TCPTW_PROC/status")" ] && echo 1 || echo 0)" 1
@@ -256,7 +256,7 @@ test_largest()
 	# namespaces are freed by a worker: wait for the bytes to come back
 	slowwait 120 bytes_back_to "$used0"
 	check_eq "bytes in use after the namespaces are gone" \
-		"$(awk '$1 == "all_netns" { print $4 }' "$TCPTW_PROC/status")" "$used0"
+		"$(tcptw_bytes_used)" "$used0"
 	log_test "$name"
 }
 

@@ -151,6 +151,12 @@ test_reload()
 	log_test "$name"
 }
 
+# bytes_at_most N : tcptw's bytes in use over all namespaces are N or fewer
+bytes_at_most()
+{
+	[ "$(tcptw_bytes_used)" -le "$1" ]
+}
+
 test_netns()
 {
 	local name="soak: $NETNS namespaces made and destroyed in a memory cgroup"
@@ -211,7 +217,7 @@ test_netns()
 		$((cmax - c0)) $((10 * per - 1))
 	# back to the baseline, or below it: a namespace an earlier test
 	# deleted may be freed only now (5.10 under TCG: minutes later)
-	slowwait 180 sh -c "[ \"\$(awk '\$1 == \"all_netns\" { print \$4 }' $TCPTW_PROC/status)\" -le $u0 ]"
+	slowwait 180 bytes_at_most "$u0"
 	u1=$(tcptw_bytes_used)
 	[ "$u1" -lt "$u0" ] &&
 		diag "bytes in use $u1 < baseline $u0: an earlier namespace was freed meanwhile"
