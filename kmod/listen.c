@@ -187,7 +187,9 @@ static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
 	if (syn)
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 	if (!sk_acceptq_is_full(sk))
-		return;
+		goto out;
+	if (!syn)
+		tcptw_test_ack_queue_full();
 	rcu_read_lock();
 	st = tcptw_state(sock_net(sk));
 	if (st) {
@@ -199,6 +201,9 @@ static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
 			     TCPTW_LISTEN_REASON_SYN : TCPTW_LISTEN_REASON_ACK);
 	}
 	rcu_read_unlock();
+out:
+	if (!syn)
+		tcptw_test_udelay(min(tcptw_test_ack_delay_us, 500000U));
 }
 
 static void v4_syn_recv_sock_pre(struct pt_regs *regs)

@@ -25,6 +25,16 @@ module_param_named(test_tw_syn_delay_us, tcptw_test_tw_syn_delay_us, uint,
 MODULE_PARM_DESC(test_tw_syn_delay_us,
 		 "test build: us to spin after a TIME_WAIT socket accepts a SYN (at most 10000)");
 
+unsigned int tcptw_test_ack_delay_us;
+module_param_named(test_ack_delay_us, tcptw_test_ack_delay_us, uint, 0444);
+MODULE_PARM_DESC(test_ack_delay_us,
+		 "test build: us to spin before the kernel tests the accept queue for a handshake's ACK (at most 500000)");
+
+unsigned int tcptw_test_ack_full_seen;
+module_param_named(test_ack_full_seen, tcptw_test_ack_full_seen, uint, 0444);
+MODULE_PARM_DESC(test_ack_full_seen,
+		 "test build: handshake ACKs whose accept queue was full at the hook's entry");
+
 unsigned int tcptw_test_table_rows_max;
 module_param_named(test_table_rows_max, tcptw_test_table_rows_max, uint,
 		   0444);

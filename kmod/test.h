@@ -20,6 +20,13 @@ extern unsigned int tcptw_test_attach_delay_ms;
 extern unsigned int tcptw_test_tfo_delay_us;
 /* us to spin after a TCP_TW_SYN verdict, before the listener lookup (tw.c) */
 extern unsigned int tcptw_test_tw_syn_delay_us;
+/*
+ * us to spin at the end of tcp_v{4,6}_syn_recv_sock()'s hook for a
+ * handshake's ACK, before the kernel tests the accept queue (listen.c);
+ * and how many such ACKs found the queue full at the hook's entry
+ */
+extern unsigned int tcptw_test_ack_delay_us;
+extern unsigned int tcptw_test_ack_full_seen;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
 /* the most table rows one read section copied (table.c) */
@@ -30,6 +37,12 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 	if (rows > READ_ONCE(tcptw_test_table_rows_max))
 		WRITE_ONCE(tcptw_test_table_rows_max, rows);
 }
+
+static inline void tcptw_test_ack_queue_full(void)
+{
+	WRITE_ONCE(tcptw_test_ack_full_seen,
+		   READ_ONCE(tcptw_test_ack_full_seen) + 1);
+}
 #else
 static inline void tcptw_test_coexist_uninit(void)
 {
@@ -39,9 +52,14 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 {
 }
 
+static inline void tcptw_test_ack_queue_full(void)
+{
+}
+
 #define tcptw_test_attach_delay_ms 0U
 #define tcptw_test_tfo_delay_us 0U
 #define tcptw_test_tw_syn_delay_us 0U
+#define tcptw_test_ack_delay_us 0U
 #endif
 
 static inline void tcptw_test_delay(unsigned int ms)
@@ -50,11 +68,19 @@ static inline void tcptw_test_delay(unsigned int ms)
 		msleep(ms);
 }
 
-/* in a probe handler (atomic): a busy wait */
+/*
+ * in a probe handler (atomic): a busy wait, in steps of 10 ms (x86's
+ * udelay() wraps above about 250 ms)
+ */
 static inline void tcptw_test_udelay(unsigned int us)
 {
-	if (us)
-		udelay(us);
+	unsigned int step;
+
+	while (us) {
+		step = min(us, 10000U);
+		udelay(step);
+		us -= step;
+	}
 }
 
 #endif /* _TCPTW_TEST_H */

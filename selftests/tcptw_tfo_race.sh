@@ -28,6 +28,18 @@
 # (TCPFastOpenPassiveFail > 0: the SYN, not the ACK of its fallback
 # handshake) and == rounds when every round's window opened, and the
 # kernel log stays clean.
+#
+# The same window at a handshake's ACK (ack race): the test build holds
+# tcp_v4_syn_recv_sock()'s hook for test_ack_delay_us after it ran, before
+# the kernel tests the accept queue. A listener with TCP_DEFER_ACCEPT
+# makes each connection reach that test when its client sends, so the
+# order is set by the clients: "drain" holds an ACK that finds the queue
+# full while the server accept()s a child (the kernel then finds room:
+# ListenOverflows +0), "fill" holds two ACKs that find room while the
+# first one's child fills the queue (the second overflows). Asserted in
+# both: the listeners row == the ListenOverflows delta, whatever the hook
+# could see at its entry (the test build counts the ACKs that found the
+# queue full, test_ack_full_seen, to show the window opened).
 
 source "$(dirname "$0")/lib.sh"
 
@@ -174,5 +186,160 @@ test_tfo_overflow()
 	log_test "$name"
 }
 
+# --- a handshake's ACK whose accept queue moves while its hook runs ---
+ACK_DELAY_US=500000
+ACK_PORT=8300
+
+# listen(1) (full with two children) and TCP_DEFER_ACCEPT: a handshake's
+# pure ACK waits for data, so each connection reaches the accept queue's
+# test when its client sends. "drain": accept() one child as soon as a
+# held ACK has found the queue full; "fill": never accept()
+ACK_SERVER_PY='
+import os, socket, sys, time
+addr, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+seen = "/sys/module/tcptw/parameters/test_ack_full_seen"
+os.sched_setaffinity(0, {1})
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 30)
+s.bind((addr, port))
+s.listen(1)
+print("listening", flush=True)
+if mode == "drain":
+    n0 = int(open(seen).read())
+    end = time.time() + 30
+    while int(open(seen).read()) == n0 and time.time() < end:
+        time.sleep(0.005)
+    s.settimeout(10)
+    got = [s.accept()[0] for i in range(3)]
+    print("accepted", len(got), flush=True)
+time.sleep(30)
+'
+
+# per connection (CPU, connect at, send at), from one start; every
+# socket aborted (RST) at 5 s. "drain": B, then two children that fill
+# the queue, then B sends. "fill": one child queued, then C and B send
+# 150 ms apart from two CPUs: both ACKs find room, C fills the queue.
+ACK_CLIENT_PY='
+import multiprocessing as mp, os, socket, struct, sys, time
+srv, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+plans = {
+    "drain": [(0, 0.0, 3.0), (1, 0.3, 0.35), (1, 1.3, 1.35)],
+    "fill": [(1, 0.0, 0.05), (1, 0.8, 1.5), (0, 0.9, 1.65)],
+}
+
+def conn(cpu, at, send_at, start, hold):
+    os.sched_setaffinity(0, {cpu})
+    start.wait()
+    t0 = time.time()
+    time.sleep(at)
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    s.connect((srv, port))
+    time.sleep(max(0, t0 + send_at - time.time()))
+    s.send(b"x")
+    hold.wait(30)
+    s.close()
+
+plan = plans[mode]
+start, hold = mp.Barrier(len(plan)), mp.Event()
+ps = [mp.Process(target=conn, args=(c, a, d, start, hold)) for c, a, d in plan]
+for p in ps:
+    p.start()
+time.sleep(5)
+hold.set()
+for p in ps:
+    p.join(30)
+print("done")
+'
+
+ack_full_seen()
+{
+	cat /sys/module/tcptw/parameters/test_ack_full_seen 2>/dev/null || echo 0
+}
+
+# ack_race MODE PORT: one scenario; sets OVF ROW SEEN MOD ACK
+ack_race()
+{
+	local mode=$1 port=$2 seen0 row
+	declare -A B A
+
+	bg_start "$TMPDIR_T/srv-$mode" ip netns exec "$srv" "$PY" -c \
+		"$ACK_SERVER_PY" $SRV "$port" "$mode"
+	busywait 30000 grep -q listening "$TMPDIR_T/srv-$mode" ||
+		check_err 1 "$mode: listener did not start"
+	ns_snapshot "$srv" B s_
+	seen0=$(ack_full_seen)
+	timeout 60 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
+		"$mode" >"$TMPDIR_T/cli-$mode.out"
+	check_err $? "$mode: client failed"
+	# the aborts' RSTs land; nothing is left to retransmit
+	sleep 1
+	ns_snapshot "$srv" A s_
+	SEEN=$(( $(ack_full_seen) - seen0 ))
+	OVF=$(( ${A[s_mib_TcpExtListenOverflows]:-0} - ${B[s_mib_TcpExtListenOverflows]:-0} ))
+	MOD=$(( ${A[s_tw_ListenOverflow]:-0} - ${B[s_tw_ListenOverflow]:-0} ))
+	ACK=$(( ${A[s_tw_ListenOverflowAck]:-0} - ${B[s_tw_ListenOverflowAck]:-0} ))
+	row=$(listener_row "$srv" $SRV "$port")
+	ROW=$(awk '{ print $5 + $6 }' <<<"${row:-x x x x 0 0}")
+	diag "$mode: ACKs with the queue full at the hook's entry $SEEN | ListenOverflows +$OVF | ListenOverflow +$MOD (ack $ACK) | row: ${row:--}"
+}
+
+test_ack_race()
+{
+	local name="ack race: the accept queue drained or filled while the ACK's hook runs, the row == ListenOverflows"
+	local SEEN OVF MOD ACK ROW
+
+	test_begin "$name"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		skip_test "one CPU: the window needs a second CPU"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" \
+		test_ack_delay_us=$ACK_DELAY_US ||
+		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
+	if ! probe_gate tcp_v4_syn_recv_sock; then
+		restore_module
+		log_test "$name"
+		return
+	fi
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+
+	# drained: the hook finds the queue full, accept() makes room before
+	# the kernel looks, the kernel admits the child
+	ack_race drain $ACK_PORT
+	grep -q "accepted 3" "$TMPDIR_T/srv-drain" ||
+		check_err 1 "drain: the server did not accept all three connections"
+	check_eq "drain: ACKs that found the queue full at the hook (the window opened)" "$SEEN" 1
+	check_eq "drain: ListenOverflows delta (the kernel found room)" "$OVF" 0
+	check_eq "drain: ListenOverflow == ListenOverflows delta" "$MOD" "$OVF"
+	check_eq "drain: listeners row overflow_syn + overflow_ack == ListenOverflows delta" "$ROW" "$OVF"
+
+	# filled: both hooks find room, the first child fills the queue
+	# before the kernel looks at the second (its retransmits find it full)
+	ack_race fill $((ACK_PORT + 1))
+	check_gt "fill: ListenOverflows delta over the ACKs that found the queue full at the hook (the window opened)" "$OVF" "$SEEN"
+	check_eq "fill: ListenOverflow == ListenOverflows delta" "$MOD" "$OVF"
+	check_eq "fill: ListenOverflowAck == ListenOverflows delta" "$ACK" "$OVF"
+	check_eq "fill: listeners row overflow_syn + overflow_ack == ListenOverflows delta" "$ROW" "$OVF"
+
+	cleanup_all_ns
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	check_dmesg_clean "$DMESG_START"
+	log_test "$name"
+}
+
 tests_run \
-	test_tfo_overflow
+	test_tfo_overflow \
+	test_ack_race
