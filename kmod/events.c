@@ -225,6 +225,8 @@ static void *events_start(struct seq_file *seq, loff_t *pos)
 	if (!st || !st->ring)
 		return NULL;
 	if (*pos == 0) {
+		/* the listener decisions made since their hooks ran, first */
+		tcptw_listen_settle(net, st);
 		head = atomic64_read(&st->ring->head);
 		tail = READ_ONCE(st->ring->tail);
 		size = (u64)st->ring->mask + 1;

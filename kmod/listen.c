@@ -5,14 +5,20 @@
  * Listeners: accept-queue overflow, SYN-queue drops, SYN cookies, by
  * listener. The kernel counts each of these per netns (ListenOverflows,
  * TCPReqQFullDrop, SyncookiesSent): tcptw's counters are those MIBs
- * (mib.c). What the kernel does not say is which listener and which peer:
- * the hooks below work that out at the entry of the function that
- * decides, from the same queue lengths and sysctls the kernel is about to
- * test, and count the listener's row and an event.
+ * (mib.c). What the kernel does not say is which listener and which peer.
  *
- * The queues can move between that read and the kernel's own (another
- * CPU queueing a child, accept() taking one): a row may then be off by
- * one decision; the counters themselves cannot.
+ * The hooks below do not guess the kernel's decision: a queue they read
+ * at the entry can move before the kernel reads it (another CPU queueing
+ * a child, accept() taking one). Each entry arms a record on its CPU (the
+ * listener's row, the segment's tuple, this CPU's values of the three
+ * MIBs); the kernel then decides and counts in the same MIBs on the same
+ * CPU. The record is settled by the CPU's next listener hook in the netns
+ * or by a reader (tcptw_listen_settle()), whichever comes first: the MIB
+ * that moved since the entry is the decision, counted in the listener's
+ * row and an event. Nothing else on that CPU can move them in between:
+ * TCP's listeners take their segments in softirq (never from a socket's
+ * backlog), one at a time per CPU, and a Fast Open child's hook, the one
+ * nested inside tcp_conn_request(), comes after every test of the SYN's.
  */
 #include <linux/ptrace.h>
 #include <linux/cpumask.h>
@@ -81,93 +87,180 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
 	c->max = *max;
 }
 
+static const int listen_mibs[TCPTW_LISTEN_MIBS] = {
+	LINUX_MIB_LISTENOVERFLOWS,
+	LINUX_MIB_TCPREQQFULLDROP,
+	LINUX_MIB_SYNCOOKIESSENT,
+};
+
+/* the three MIBs of @net on @cpu */
+static void listen_mibs_of(const struct net *net, int cpu, unsigned long *m)
+{
+	const struct linux_mib *lm = per_cpu_ptr(net->mib.net_statistics, cpu);
+	unsigned int i;
+
+	for (i = 0; i < TCPTW_LISTEN_MIBS; i++)
+		m[i] = READ_ONCE(lm->mibs[listen_mibs[i]]);
+}
+
+/*
+ * What the call of @r decided, from its CPU's MIBs @m now: a listeners
+ * column, or -1 (nothing failed). In tcp_conn_request() at most one of
+ * the three moves (a drop, an overflow, a cookie);
+ * tcp_v{4,6}_syn_recv_sock() moves ListenOverflows alone.
+ */
+static int listen_outcome(const struct tcptw_listen_rec *r,
+			  const unsigned long *m)
+{
+	if (m[0] != r->mib[0])
+		return r->syn ? TCPTW_LISTENER_OVERFLOW_SYN :
+				TCPTW_LISTENER_OVERFLOW_ACK;
+	if (r->child)
+		return -1;
+	if (m[1] != r->mib[1])
+		return TCPTW_LISTENER_SYN_DROP;
+	if (m[2] != r->mib[2])
+		return TCPTW_LISTENER_COOKIE_SENT;
+	return -1;
+}
+
 /* listen_count()'s event, once the rate limit let it through */
 static noinline void listen_event(struct tcptw_state *st,
-				  const struct sk_buff *skb, u8 type, u8 reason)
+				  const struct tcptw_listen_rec *r, u8 type,
+				  u8 reason)
 {
 	struct tcptw_event ev;
 
 	tcptw_event_init(&ev, type);
-	tcptw_tuple_from_skb(&ev.t, skb);
+	ev.t = r->t;
 	ev.reason = reason;
-	tcptw_event_push(st, &ev);
+	/* stamped with the decision's time, whoever settles it */
+	ev.time_ns = ktime_get_real_ns() - jiffies_to_nsecs(jiffies - r->when);
+	tcptw_ring_push(st->ring, &ev);
 }
 
 /*
- * One listener decision for the segment @skb at @sk: the listener's row
- * and an event. The row is the listening socket's, keyed by the address
- * and port it is bound to (0.0.0.0 or :: for a wildcard one, whichever
- * local address the SYN was sent to); an SO_REUSEPORT group binds them
- * all alike, so it shares one row.
+ * Count the decision @col of record @r (a claimed one, or a reader's copy
+ * of it): the listener's row and an event. The row is the listening
+ * socket's, keyed by the address and port it is bound to (0.0.0.0 or ::
+ * for a wildcard one); an SO_REUSEPORT group binds them all alike, so it
+ * shares one row. Preemption disabled.
  */
-static void listen_count(struct tcptw_state *st, const struct sock *sk,
-			 const struct sk_buff *skb,
-			 enum tcptw_listener_col col, u8 type, u8 reason)
+static void listen_count(struct tcptw_state *st,
+			 const struct tcptw_listen_rec *r, int col)
 {
-	u32 backlog, max;
+	u8 type = TCPTW_EV_LISTEN_OVERFLOW, reason = 0;
 
-	listen_gauges(sk, &backlog, &max);
-	tcptw_table_inc(st->listeners, sk->sk_family,
-			tcptw_compat_sk_bound_addr(sk),
-			inet_sk(sk)->inet_sport, col, backlog, max);
+	switch (col) {
+	case TCPTW_LISTENER_OVERFLOW_SYN:
+		tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
+		reason = TCPTW_LISTEN_REASON_SYN;
+		break;
+	case TCPTW_LISTENER_OVERFLOW_ACK:
+		reason = TCPTW_LISTEN_REASON_ACK;
+		break;
+	case TCPTW_LISTENER_SYN_DROP:
+		type = TCPTW_EV_LISTEN_SYN_DROP;
+		break;
+	default:
+		type = TCPTW_EV_LISTEN_SYN_COOKIE;
+		break;
+	}
+	tcptw_table_inc_at(st->listeners, r->family, &r->addr, r->port, col,
+			   r->backlog, r->max, r->when);
 	/* a SYN flood: most are only counted (event_rate) */
 	if (tcptw_event_ok(st, type))
-		listen_event(st, skb, type, reason);
+		listen_event(st, r, type, reason);
 }
 
 /*
- * tcp_conn_request(rsk_ops, af_ops, sk, skb): a SYN at listener @sk. In
- * the kernel's order: a full SYN queue (or tcp_syncookies=2) means a
- * cookie or, with cookies off, a drop (TCPReqQFullDrop); then a full
- * accept queue drops the SYN (ListenOverflows); then the cookie is sent
- * (SyncookiesSent). A SYN a TIME_WAIT socket accepted carries its ISN and
- * skips the SYN queue's test. All three are decided here, from what the
- * kernel is about to test: the cookie needs no hook of its own where
- * cookie_v{4,6}_init_sequence() counts it, only this one, which every
- * SYN passes anyway. What the kernel can still refuse after the decision
- * (the request's allocation, a route back, a security module) drops the
- * SYN without its cookie: such a SYN is in its listener's cookie_sent
- * and in ListenDrops, not in SyncookiesSent (docs/design.md, Limits).
+ * At a listener hook: settle this CPU's record of the previous call (the
+ * kernel has decided it: no listener hook runs on this CPU before the
+ * previous call's tests are done), then arm it for this one. A reader
+ * that copied the record meanwhile fails its claim: the generation moves
+ * before any field does.
+ */
+static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
+		       bool child, bool syn)
+{
+	const struct net *net = sock_net(sk);
+	unsigned long m[TCPTW_LISTEN_MIBS];
+	struct tcptw_listen_rec *r;
+	struct tcptw_state *st;
+	unsigned long state;
+	int col;
+
+	rcu_read_lock();
+	st = tcptw_state(net);
+	if (!st)
+		goto out;
+	r = &this_cpu_ptr(st->pcpu)->listen;
+	listen_mibs_of(net, smp_processor_id(), m);
+	state = READ_ONCE(r->state);
+	if (state & 1) {
+		col = listen_outcome(r, m);
+		/* a reader may have counted it first */
+		if (col >= 0 && cmpxchg(&r->state, state, state & ~1UL) == state)
+			listen_count(st, r, col);
+	}
+	state = (state | 1) + 1;	/* the next generation, not armed */
+	WRITE_ONCE(r->state, state);
+	/* the new generation is visible before any field changes */
+	smp_wmb();
+	memcpy(r->mib, m, sizeof(m));
+	r->when = jiffies;
+	tcptw_tuple_from_skb(&r->t, skb);
+	r->family = sk->sk_family;
+	memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk),
+	       sk->sk_family == AF_INET6 ? 16 : 4);
+	r->port = inet_sk(sk)->inet_sport;
+	listen_gauges(sk, &r->backlog, &r->max);
+	r->child = child;
+	r->syn = syn;
+	/* the fields before the armed state (tcptw_listen_settle()) */
+	smp_store_release(&r->state, state | 1);
+out:
+	rcu_read_unlock();
+}
+
+void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
+{
+	unsigned long m[TCPTW_LISTEN_MIBS];
+	struct tcptw_listen_rec *r, copy;
+	unsigned long state;
+	int cpu, col;
+
+	for_each_possible_cpu(cpu) {
+		r = &per_cpu_ptr(st->pcpu, cpu)->listen;
+		/* pairs with the release in listen_arm() */
+		state = smp_load_acquire(&r->state);
+		if (!(state & 1))
+			continue;
+		memcpy(&copy, r, sizeof(copy));
+		listen_mibs_of(net, cpu, m);
+		col = listen_outcome(&copy, m);
+		/*
+		 * Counted only if the record is still this one and armed: a
+		 * copy torn by its CPU arming the next one fails here.
+		 */
+		if (col < 0 || cmpxchg(&r->state, state, state & ~1UL) != state)
+			continue;
+		local_bh_disable();
+		listen_count(st, &copy, col);
+		local_bh_enable();
+	}
+}
+
+/*
+ * tcp_conn_request(rsk_ops, af_ops, sk, skb): a SYN at listener @sk. The
+ * kernel drops it with a full SYN queue and cookies off (TCPReqQFullDrop)
+ * or a full accept queue (ListenOverflows), or answers it with a cookie
+ * (SyncookiesSent): one hook per SYN, settled from those MIBs.
  */
 static void conn_request_pre(struct pt_regs *regs)
 {
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
-	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
-	const struct net *net = sock_net(sk);
-	u8 syncookies = READ_ONCE(net->ipv4.sysctl_tcp_syncookies);
-	enum tcptw_listener_col col;
-	bool cookie = false;
-	struct tcptw_state *st;
-	u8 type, reason = 0;
-
-	if ((syncookies == 2 || inet_csk_reqsk_queue_is_full(sk)) &&
-	    !tcptw_compat_tw_isn(skb)) {
-		cookie = IS_ENABLED(CONFIG_SYN_COOKIES) && syncookies;
-		if (!cookie) {
-			col = TCPTW_LISTENER_SYN_DROP;
-			type = TCPTW_EV_LISTEN_SYN_DROP;
-			goto count;
-		}
-	}
-	if (sk_acceptq_is_full(sk)) {
-		col = TCPTW_LISTENER_OVERFLOW_SYN;
-		type = TCPTW_EV_LISTEN_OVERFLOW;
-		reason = TCPTW_LISTEN_REASON_SYN;
-	} else if (cookie) {
-		col = TCPTW_LISTENER_COOKIE_SENT;
-		type = TCPTW_EV_LISTEN_SYN_COOKIE;
-	} else {
-		return;		/* the common case: nothing fails */
-	}
-count:
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (st) {
-		if (col == TCPTW_LISTENER_OVERFLOW_SYN)
-			tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
-		listen_count(st, sk, skb, col, type, reason);
-	}
-	rcu_read_unlock();
+	listen_arm((void *)regs_get_kernel_argument(regs, 2),
+		   (void *)regs_get_kernel_argument(regs, 3), false, true);
 }
 
 /*
@@ -181,29 +274,16 @@ count:
 static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
 {
 	bool syn = tcp_hdr(skb)->syn;
-	struct tcptw_state *st;
 
 	/* test build: hold a Fast Open child, for that race */
 	if (syn)
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
-	if (!sk_acceptq_is_full(sk))
-		goto out;
-	if (!syn)
-		tcptw_test_ack_queue_full();
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
-	if (st) {
-		if (syn)
-			tcptw_inc(st, TCPTW_LISTEN_OVERFLOW_SYN);
-		listen_count(st, sk, skb, syn ? TCPTW_LISTENER_OVERFLOW_SYN :
-			     TCPTW_LISTENER_OVERFLOW_ACK,
-			     TCPTW_EV_LISTEN_OVERFLOW, syn ?
-			     TCPTW_LISTEN_REASON_SYN : TCPTW_LISTEN_REASON_ACK);
-	}
-	rcu_read_unlock();
-out:
-	if (!syn)
+	listen_arm(sk, skb, true, syn);
+	if (!syn) {
+		/* test build: the queue as the hook sees it, then a hold */
+		tcptw_test_ack_queue_full(sk);
 		tcptw_test_udelay(min(tcptw_test_ack_delay_us, 500000U));
+	}
 }
 
 static void v4_syn_recv_sock_pre(struct pt_regs *regs)

@@ -59,6 +59,17 @@ static struct tcptw_table *listeners_table(struct net *net)
 
 static void *listeners_start(struct seq_file *seq, loff_t *pos)
 {
+	struct net *net = seq_file_net(seq);
+	struct tcptw_state *st;
+
+	/* the decisions the kernel made since their hooks ran, first */
+	if (!*pos) {
+		rcu_read_lock();
+		st = tcptw_state(net);
+		if (st)
+			tcptw_listen_settle(net, st);
+		rcu_read_unlock();
+	}
 	return tcptw_table_seq_start(seq, pos, listeners_table);
 }
 

@@ -43,6 +43,10 @@ void tcptw_state_reset(const struct net *net, struct tcptw_state *st)
 	int i;
 
 	mutex_lock(&st->reset_lock);
+	/* what the kernel decided before the reset, in the rows it clears */
+	rcu_read_lock();
+	tcptw_listen_settle(net, st);
+	rcu_read_unlock();
 	tcptw_mib_baseline(net, st);
 	for (i = 0; i < TCPTW_NR_SLOTS; i++)
 		/* pairs with the acquire in tcptw_slot_sum() */

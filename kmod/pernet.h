@@ -18,8 +18,31 @@
 #include "counters.h"
 #include "events.h"
 
+/* the MIBs a listener decision moves, on the CPU that makes it (listen.c) */
+#define TCPTW_LISTEN_MIBS 3
+
+/*
+ * A listener decision (listen.c), armed at the entry of the kernel
+ * function that makes it and settled once the kernel has: by the CPU's
+ * next listener hook in this netns, or by a reader.
+ */
+struct tcptw_listen_rec {
+	/* generation << 1 | armed; a hook or a reader claims it (cmpxchg) */
+	unsigned long state;
+	unsigned long mib[TCPTW_LISTEN_MIBS];	/* this CPU's, at the entry */
+	unsigned long when;	/* jiffies at the entry */
+	struct tcptw_tuple t;	/* the segment's addresses and ports */
+	struct in6_addr addr;	/* the listener's row: its bound address */
+	__be16 port;
+	u16 family;
+	u32 backlog, max;	/* the row's gauges at the entry */
+	bool child;		/* tcp_v{4,6}_syn_recv_sock(), not tcp_conn_request() */
+	bool syn;		/* the segment is a SYN */
+};
+
 struct tcptw_pcpu {
 	u64 slot[TCPTW_NR_SLOTS];
+	struct tcptw_listen_rec listen;
 	/* the event rate limit (tcptw_emit()): when its second began... */
 	unsigned long ev_second;
 	/* ...and the events of each type recorded in it */
@@ -116,6 +139,12 @@ void tcptw_event_push(struct tcptw_state *st, struct tcptw_event *ev);
 /* count @c in @net and log @ev, if tcptw tracks @net; any context */
 void tcptw_count_event(const struct net *net, enum tcptw_counter c,
 		       struct tcptw_event *ev);
+
+/*
+ * listen.c: count the listener decisions the kernel has made since their
+ * hooks ran, on every CPU of @st's netns (a reader, before it reads).
+ */
+void tcptw_listen_settle(const struct net *net, struct tcptw_state *st);
 
 int tcptw_pernet_init(void);
 void tcptw_pernet_uninit(void);

@@ -77,6 +77,8 @@ static int counters_show(struct seq_file *seq, void *v)
 
 	rcu_read_lock();
 	st = tcptw_state(net);
+	if (st)
+		tcptw_listen_settle(net, st);
 	for (i = 0; st && i < TCPTW_NR_COUNTERS; i++)
 		seq_printf(seq, "%-32s\t%llu\n", tcptw_counter_names[i],
 			   tcptw_counter_read(net, st, i));

@@ -438,13 +438,12 @@ static struct table_row *row_last(struct tcptw_table *tbl,
 	return r;
 }
 
-void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
+static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 		      __be16 port, unsigned int col, unsigned int col2,
-		      u32 g0, u32 g1)
+		      u32 g0, u32 g1, unsigned long now)
 {
 	struct table_key key = { .port = port, .family = family };
 	struct table_row *r, *victim = NULL;
-	unsigned long now = jiffies;
 	struct table_bucket *b;
 	unsigned long flags;
 	unsigned int i;
@@ -502,11 +501,26 @@ found:
 	spin_unlock_irqrestore(&b->lock, flags);
 }
 
+void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
+		      __be16 port, unsigned int col, unsigned int col2,
+		      u32 g0, u32 g1)
+{
+	table_inc(tbl, family, addr, port, col, col2, g0, g1, jiffies);
+}
+
 void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 		     __be16 port, unsigned int col, u32 g0, u32 g1)
 {
-	tcptw_table_inc2(tbl, family, addr, port, col, TCPTW_TABLE_NO_COL,
-			 g0, g1);
+	table_inc(tbl, family, addr, port, col, TCPTW_TABLE_NO_COL, g0, g1,
+		  jiffies);
+}
+
+void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
+			__be16 port, unsigned int col, u32 g0, u32 g1,
+			unsigned long when)
+{
+	table_inc(tbl, family, addr, port, col, TCPTW_TABLE_NO_COL, g0, g1,
+		  when);
 }
 
 /* a whole copy of @p (written by another CPU); false if it has nothing */

@@ -49,6 +49,10 @@ void tcptw_table_reset(struct tcptw_table *tbl);
  */
 void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 		     __be16 port, unsigned int col, u32 g0, u32 g1);
+/* the same for a decision made at jiffies @when (its row's last times) */
+void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
+			__be16 port, unsigned int col, u32 g0, u32 g1,
+			unsigned long when);
 /* the same for two columns of one row at once (@col2: or TCPTW_TABLE_NO_COL) */
 #define TCPTW_TABLE_NO_COL	(~0U)
 void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,

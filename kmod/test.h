@@ -12,6 +12,7 @@
 
 #include <linux/compiler.h>
 #include <linux/delay.h>
+#include <net/sock.h>
 
 #ifdef TCPTW_TEST
 /* ms to sleep between the module notifier and the first attach (probes.c) */
@@ -38,10 +39,11 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 		WRITE_ONCE(tcptw_test_table_rows_max, rows);
 }
 
-static inline void tcptw_test_ack_queue_full(void)
+static inline void tcptw_test_ack_queue_full(const struct sock *sk)
 {
-	WRITE_ONCE(tcptw_test_ack_full_seen,
-		   READ_ONCE(tcptw_test_ack_full_seen) + 1);
+	if (sk_acceptq_is_full(sk))
+		WRITE_ONCE(tcptw_test_ack_full_seen,
+			   READ_ONCE(tcptw_test_ack_full_seen) + 1);
 }
 #else
 static inline void tcptw_test_coexist_uninit(void)
@@ -52,7 +54,7 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 {
 }
 
-static inline void tcptw_test_ack_queue_full(void)
+static inline void tcptw_test_ack_queue_full(const struct sock *sk)
 {
 }
 

@@ -96,19 +96,6 @@ hits_settle()
 # Module assertions: without the module (TCPTW_ALLOW_NO_MODULE=1 on a
 # development host) they are listed but not evaluated, and log_test
 # reports the test as skipped if its ground truth held.
-# check_row_sum WHAT GOT WANT: a listeners row's overflows against the
-# MIB. The row is worked out at the entry of the function that decides,
-# a few instructions before the kernel reads the accept queue itself; a
-# server that accept()s while its queue overflows can move it in between
-# (docs/design.md, Limits), so GOT may differ from WANT by one decision in
-# fifty (at least one). The counters themselves are the MIB's, exact.
-check_row_sum()
-{
-	local what=$1 got=$2 want=$3 tol
-
-	tol=$(( want / 50 > 1 ? want / 50 : 1 ))
-	check_range "$what (the MIB +- $tol)" "$got" $((want - tol)) $((want + tol))
-}
 check_mod_eq()
 {
 	if [ "$HAVE_MODULE" = 1 ]; then
