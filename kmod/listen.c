@@ -93,10 +93,9 @@ static const int listen_mibs[TCPTW_LISTEN_MIBS] = {
 	LINUX_MIB_SYNCOOKIESSENT,
 };
 
-/* the three MIBs of @net on @cpu */
-static void listen_mibs_of(const struct net *net, int cpu, unsigned long *m)
+/* the three MIBs of @lm, one CPU's */
+static void listen_mibs_read(const struct linux_mib *lm, unsigned long *m)
 {
-	const struct linux_mib *lm = per_cpu_ptr(net->mib.net_statistics, cpu);
 	unsigned int i;
 
 	for (i = 0; i < TCPTW_LISTEN_MIBS; i++)
@@ -195,7 +194,7 @@ static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 	if (!st)
 		goto out;
 	r = &this_cpu_ptr(st->pcpu)->listen;
-	listen_mibs_of(net, smp_processor_id(), m);
+	listen_mibs_read(this_cpu_ptr(net->mib.net_statistics), m);
 	state = READ_ONCE(r->state);
 	if (state & 1) {
 		col = listen_outcome(r, m);
@@ -211,8 +210,10 @@ static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 	r->when = jiffies;
 	tcptw_tuple_from_skb(&r->t, skb);
 	r->family = sk->sk_family;
-	memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk),
-	       sk->sk_family == AF_INET6 ? 16 : 4);
+	if (r->family == AF_INET6)
+		memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk), 16);
+	else
+		memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk), 4);
 	r->port = inet_sk(sk)->inet_sport;
 	listen_gauges(sk, &r->backlog, &r->max);
 	r->child = child;
@@ -237,7 +238,7 @@ void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
 		if (!(state & 1))
 			continue;
 		memcpy(&copy, r, sizeof(copy));
-		listen_mibs_of(net, cpu, m);
+		listen_mibs_read(per_cpu_ptr(net->mib.net_statistics, cpu), m);
 		col = listen_outcome(&copy, m);
 		/*
 		 * Counted only if the record is still this one and armed: a

@@ -455,7 +455,11 @@ static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 			 (col2 >= TCPTW_TABLE_COLS &&
 			  col2 != TCPTW_TABLE_NO_COL)))
 		return;
-	memcpy(&key.addr, addr, family == AF_INET6 ? 16 : 4);
+	/* fixed sizes: a copy of a variable length is a loop */
+	if (family == AF_INET6)
+		memcpy(&key.addr, addr, 16);
+	else
+		memcpy(&key.addr, addr, 4);
 	if (tbl->pending &&
 	    table_count_fast(tbl, &key, col, col2, now, g0, g1))
 		return;
