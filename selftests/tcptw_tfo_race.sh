@@ -114,6 +114,38 @@ for s in keep:
 print("rounds", rounds)
 '
 
+# race_begin KNOB=VALUE PROBE... : the test build loaded with KNOB, two
+# CPUs, PROBE... attached, cli and srv joined by a veth pair. False when
+# the test is over (skipped, or its setup failed).
+race_begin()
+{
+	local knob=$1
+
+	shift
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		return 1
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		skip_test "one CPU: the window needs a second one"
+		return 1
+	fi
+	if ! { rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" "$knob"; }; then
+		check_err 1 "insmod of the test build ($knob) failed"
+		restore_module
+		return 1
+	fi
+	if ! probe_gate "$@"; then
+		restore_module
+		return 1
+	fi
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 $SRV/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+}
+
 test_tfo_overflow()
 {
 	local name="tfo race: a Fast Open child overflowing inside tcp_conn_request, counted once"
@@ -121,29 +153,11 @@ test_tfo_overflow()
 	declare -A B A
 
 	test_begin "$name"
-	if ! have_test_build; then
-		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+	if ! race_begin test_tfo_delay_us=$DELAY_US tcp_conn_request \
+		tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi
-	if [ "$(nproc)" -lt 2 ]; then
-		skip_test "one CPU: the window needs two SYNs at once"
-		log_test "$name"
-		return
-	fi
-	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" \
-		test_tfo_delay_us=$DELAY_US ||
-		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
-	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
-		restore_module
-		log_test "$name"
-		return
-	fi
-	setup_ns cli srv
-	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 $SRV/24 &&
-		busywait 3000 link_up "$cli" eth0 &&
-		busywait 3000 link_up "$srv" eth0 ||
-		check_err 1 "topology setup failed"
 	nsx "$cli" sysctl -qw net.ipv4.tcp_fastopen=5
 	nsx "$srv" sysctl -qw net.ipv4.tcp_fastopen=0x602
 	bg_start "$TMPDIR_T/srv" ip netns exec "$srv" "$PY" -c "$SERVER_PY" \
@@ -291,29 +305,10 @@ test_ack_race()
 	local SEEN OVF MOD ACK ROW
 
 	test_begin "$name"
-	if ! have_test_build; then
-		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+	if ! race_begin test_ack_delay_us=$ACK_DELAY_US tcp_v4_syn_recv_sock; then
 		log_test "$name"
 		return
 	fi
-	if [ "$(nproc)" -lt 2 ]; then
-		skip_test "one CPU: the window needs a second CPU"
-		log_test "$name"
-		return
-	fi
-	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" \
-		test_ack_delay_us=$ACK_DELAY_US ||
-		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
-	if ! probe_gate tcp_v4_syn_recv_sock; then
-		restore_module
-		log_test "$name"
-		return
-	fi
-	setup_ns cli srv
-	veth_pair "$cli" "$srv" eth0 198.18.4.1/24 $SRV/24 &&
-		busywait 3000 link_up "$cli" eth0 &&
-		busywait 3000 link_up "$srv" eth0 ||
-		check_err 1 "topology setup failed"
 
 	# drained: the hook finds the queue full, accept() makes room before
 	# the kernel looks, the kernel admits the child
