@@ -18,8 +18,10 @@
 # paws_other's established case; nf_conntrack's confirm and early_drop:
 # conntrack's table-full case; tcp_receive_reset and the /proc files
 # across namespace deletion and rmmod: netns_memory; RSTs sent from
-# process context: backlog_rst; TIME_WAIT overflow, the ACK-time
-# overflow and inet_twsk_deschedule_put: tw_overflow and run), and
+# process context: backlog_rst; TIME_WAIT overflow and the ACK-time
+# overflow: tw_overflow and run; inet_twsk_deschedule_put: syn_recycled's
+# same-port case, a SYN that recycles a TIME_WAIT socket on purpose,
+# since the others fire it only when a socket dies early by timing), and
 # load_race races the module's load with live traffic. About 150 s on
 # the stock kernels, 11 times that on a debug kernel.
 set -uo pipefail
@@ -29,10 +31,10 @@ k=${1:?usage: coverage-lane.sh KERNEL (6.1-debug, 7.2-debug, or a stock kernel)}
 
 SCRIPTS="tcptw_synflood.sh tcptw_paws_other.sh tcptw_conntrack.sh
 tcptw_netns_memory.sh tcptw_load_race.sh tcptw_tw_overflow.sh tcptw_run.sh
-tcptw_backlog_rst.sh"
+tcptw_backlog_rst.sh tcptw_syn_recycled.sh"
 CASES="tcptw_paws_other.sh:test_estab* tcptw_conntrack.sh:test_table_full
 tcptw_netns_memory.sh:test_fd_outlives_netns tcptw_tw_overflow.sh:test_overflow*
-tcptw_run.sh:test_overflow"
+tcptw_run.sh:test_overflow tcptw_syn_recycled.sh:test_same_port*"
 
 scripts/kernels.sh fetch "$k" >&2 || exit 1
 scripts/build-kmod.sh "$k" "$REPO/.cache/build/$k" >&2 &&
