@@ -160,7 +160,7 @@ bytes_at_most()
 test_netns()
 {
 	local name="soak: $NETNS namespaces made and destroyed in a memory cgroup"
-	local cg_root=/sys/fs/cgroup cg i b ns ok=0 u0 u1 c0 cmax=0 c per
+	local cg_root=/sys/fs/cgroup cg i b ns ok=0 u0 u1 c0 cmax=0 c per pids
 
 	test_begin "$name"
 	if [ "$(stat -fc %T "$cg_root" 2>/dev/null)" != cgroup2fs ]; then
@@ -182,22 +182,30 @@ test_netns()
 		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
 			echo "netns add soak-$i"
 		done | bash -c 'echo $$ >"$1/cgroup.procs" && exec ip -force -b -' sh "$cg"
+		# the ten namespaces' connections at once: a Python client
+		# and server per namespace, most of a namespace's time
+		pids=()
 		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
 			ns=soak-$i
 			NS_LIST+=("$ns")
-			rm -f "$TMPDIR_T/ns.ready"
+			rm -f "$TMPDIR_T/ns.$i.ready" "$TMPDIR_T/ns.$i.json"
 			ip netns exec "$ns" sh -c '
 				ip link set lo up &&
-				"$1" server --listen 127.0.0.1:80 --count 2 --timeout 10 \
+				"$1" server --listen 127.0.0.1:80 --count 2 --timeout 20 \
 					--ready-file "$2" >/dev/null &
 				i=0
-				while [ ! -e "$2" ] && [ $i -lt 200 ]; do
+				while [ ! -e "$2" ] && [ $i -lt 400 ]; do
 					sleep 0.05; i=$((i + 1))
 				done
-				"$1" client --connect 127.0.0.1:80 --count 2 --timeout 10
+				"$1" client --connect 127.0.0.1:80 --count 2 --timeout 20
 				wait' \
-				sh "$TRAFFIC" "$TMPDIR_T/ns.ready" >"$TMPDIR_T/ns.json" 2>/dev/null
-			[ "$(json_get "$TMPDIR_T/ns.json" ok)" = 2 ] && ok=$((ok + 1))
+				sh "$TRAFFIC" "$TMPDIR_T/ns.$i.ready" \
+				>"$TMPDIR_T/ns.$i.json" 2>/dev/null &
+			pids+=($!)
+		done
+		wait "${pids[@]}"
+		for ((i = b + 1; i <= b + 10 && i <= NETNS; i++)); do
+			[ "$(json_get "$TMPDIR_T/ns.$i.json" ok)" = 2 ] && ok=$((ok + 1))
 		done
 		c=$(cat "$cg/memory.current")
 		[ "$c" -gt "$cmax" ] && cmax=$c
@@ -359,7 +367,7 @@ test_control()
 
 test_nat_paws()
 {
-	local name="soak: tcptw_nat_paws.sh $NAT_PAWS times" i ok=0 log
+	local name="soak: tcptw_nat_paws.sh $NAT_PAWS times" i ok=0 log t0
 
 	test_begin "$name"
 	if [ "$NAT_PAWS" = 0 ]; then
@@ -369,8 +377,13 @@ test_nat_paws()
 	fi
 	for ((i = 1; i <= NAT_PAWS; i++)); do
 		log=$TMPDIR_T/natpaws.$i
+		t0=$SECONDS
 		(cd "$LIB_DIR" && timeout 900 ./tcptw_nat_paws.sh) >"$log" 2>&1 &&
 			ok=$((ok + 1))
+		# its four cases' times: a case run once more takes longer
+		diag "run $i: $ok of $i passed; $((SECONDS - t0)) s (cases: $(sed -n \
+			's/^# nat_paws: .*: \([0-9]*\) s$/\1/p' "$log" |
+			paste -sd, -) s)"
 		grep -q '^not ok' "$log" && grep -E 'FAIL|^not ok' "$log" |
 			head -n 5 | sed "s/^/#   run $i: /"
 	done
