@@ -284,14 +284,14 @@ ack_race()
 	bg_start "$TMPDIR_T/srv-$port" ip netns exec "$srv" "$PY" -c \
 		"$ACK_SERVER_PY" $SRV "$port" "$mode"
 	busywait 30000 grep -q listening "$TMPDIR_T/srv-$port" || {
-		echo "$mode: listener did not start"
+		diag "$mode: listener did not start"
 		return 1
 	}
 	ns_snapshot "$srv" B s_
 	seen0=$(ack_full_seen)
 	timeout 60 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
 		"$mode" >"$TMPDIR_T/cli-$port.out" || {
-		echo "$mode: client failed"
+		diag "$mode: client failed"
 		return 1
 	}
 	# the aborts' RSTs land; nothing is left to retransmit
