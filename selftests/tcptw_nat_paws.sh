@@ -184,6 +184,7 @@ run_scenario()
 	check_err $rc "client exited with $rc"
 	bg_wait "$SERVER_PID"
 	pcap_stop
+	pcap_syn_count
 	snapshot A
 	delta
 	TW_LEFT=$(tw_sockets "$srv")
@@ -260,8 +261,9 @@ check_wire()
 	fi
 }
 
-# pcap_syn_refusals [early] : SYNs to srv in the trace that srv answered
-# with a bare ACK instead of a SYN-ACK once the last connection on the
+# pcap_syn_count : reads the trace once, after the scenario, for
+# pcap_syn_refusals [early], which prints the SYNs to srv in the trace
+# that srv answered with a bare ACK instead of a SYN-ACK once the last connection on the
 # tuple had closed on srv's side (both FINs seen, and a segment of the
 # peer's after srv's FIN: srv's socket is then in TIME_WAIT or gone), or
 # nothing if there is no trace (closed when the SYN came: the ACK may
@@ -272,11 +274,15 @@ check_wire()
 # LAST_ACK, whose ACK to an out-of-window segment is no TIME_WAIT
 # refusal: a starved guest let the next client's SYN overtake the last
 # one's FIN or final ACK).
-pcap_syn_refusals()
+WIRE_REFUSALS=
+WIRE_EARLY=
+pcap_syn_count()
 {
+	WIRE_REFUSALS=
+	WIRE_EARLY=
 	[ -n "$PCAP" ] && [ -s "$PCAP" ] || return 0
-	tcpdump -r "$PCAP" -nn 2>/dev/null | awk -v srv="$SRV_ADDR.$SRV_PORT" \
-		-v early="${1:-}" '
+	read -r WIRE_REFUSALS WIRE_EARLY < <(tcpdump -r "$PCAP" -nn 2>/dev/null |
+		awk -v srv="$SRV_ADDR.$SRV_PORT" '
 	$5 == srv ":" {
 		if ($7 == "[S],") {
 			# whether srv had closed when the SYN came
@@ -303,7 +309,16 @@ pcap_syn_refusals()
 			sfin[peer] = 1
 		syn[peer] = 0
 	}
-	END { print (early != "" ? w : n) + 0 }' 2>/dev/null
+	END { print n + 0, w + 0 }' 2>/dev/null)
+}
+
+pcap_syn_refusals()
+{
+	if [ -n "${1:-}" ]; then
+		echo "$WIRE_EARLY"
+	else
+		echo "$WIRE_REFUSALS"
+	fi
 }
 
 # ts0_clean : control c's run went as planned: every connection ok, no
