@@ -33,7 +33,9 @@
 # tcp_v4_syn_recv_sock()'s hook for test_ack_delay_us after it ran, before
 # the kernel tests the accept queue. A listener with TCP_DEFER_ACCEPT
 # makes each connection reach that test when its client sends, so the
-# order is set by the clients: "drain" holds an ACK that finds the queue
+# order is set by the clients, each step waiting for the server's accept
+# queue to show the last one done (not for a clock: a starved vCPU must
+# not reorder them): "drain" holds an ACK that finds the queue
 # full while the server accept()s a child (the kernel then finds room:
 # ListenOverflows +0), "fill" holds two ACKs that find room while the
 # first one's child fills the queue (the second overflows). Asserted in
@@ -206,11 +208,14 @@ ACK_PORT=8300
 
 # listen(1) (full with two children) and TCP_DEFER_ACCEPT: a handshake's
 # pure ACK waits for data, so each connection reaches the accept queue's
-# test when its client sends. "drain": accept() one child as soon as a
-# held ACK has found the queue full; "fill": never accept()
+# test when its client sends. The listener's accept queue (tcp_info's
+# tcpi_unacked, for a listener) is published in QFILE whenever it changes,
+# so that the client moves on only when the server has queued a child.
+# "drain": accept() every child as soon as a held ACK has found the queue
+# full; "fill": never accept()
 ACK_SERVER_PY='
-import os, socket, sys, time
-addr, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+import os, socket, struct, sys, time
+addr, port, mode, qfile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 seen = "/sys/module/tcptw/parameters/test_ack_full_seen"
 os.sched_setaffinity(0, {1})
 s = socket.socket()
@@ -218,52 +223,94 @@ s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.setsockopt(socket.IPPROTO_TCP, socket.TCP_DEFER_ACCEPT, 30)
 s.bind((addr, port))
 s.listen(1)
+
+def qlen():
+    info = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 104)
+    return struct.unpack_from("I", info, 24)[0]
+
+n0 = int(open(seen).read())
 print("listening", flush=True)
-if mode == "drain":
-    n0 = int(open(seen).read())
-    end = time.time() + 30
-    while int(open(seen).read()) == n0 and time.time() < end:
-        time.sleep(0.005)
-    s.settimeout(10)
-    got = [s.accept()[0] for i in range(3)]
-    print("accepted", len(got), flush=True)
-time.sleep(30)
+last, got, end = -1, None, time.time() + 120
+while time.time() < end:
+    q = qlen()
+    if q != last:
+        with open(qfile + ".new", "w") as f:
+            f.write(str(q))
+        os.rename(qfile + ".new", qfile)
+        last = q
+    if mode == "drain" and got is None and int(open(seen).read()) != n0:
+        s.settimeout(10)
+        got = []
+        try:
+            while len(got) < 3:
+                got.append(s.accept()[0])
+        except socket.timeout:
+            pass
+        print("accepted", len(got), flush=True)
+    time.sleep(0.002)
 '
 
-# per connection (CPU, connect at, send at), from one start; every
-# socket aborted (RST) at 5 s. "drain": B, then two children that fill
-# the queue, then B sends. "fill": one child queued, then C and B send
-# 150 ms apart from two CPUs: both ACKs find room, C fills the queue.
+# Each step waits for the server's queue, not for a clock, so that a
+# starved vCPU delays the scenario instead of reordering it. "drain": B
+# connects, two children fill the queue, then B sends from CPU 0: its ACK
+# finds the queue full and is held while the server accept()s. "fill": one
+# child queued, then C and B send at once from CPUs 1 and 0: both ACKs find
+# room, C's or B's child fills the queue while the other is held. Every
+# socket is aborted (RST) at the end.
 ACK_CLIENT_PY='
-import multiprocessing as mp, os, socket, struct, sys, time
-srv, port, mode = sys.argv[1], int(sys.argv[2]), sys.argv[3]
-plans = {
-    "drain": [(0, 0.0, 3.0), (1, 0.3, 0.35), (1, 1.3, 1.35)],
-    "fill": [(1, 0.0, 0.05), (1, 0.8, 1.5), (0, 0.9, 1.65)],
-}
+import os, socket, struct, sys, threading, time
+srv, port, mode, qfile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+keep = []
 
-def conn(cpu, at, send_at, start, hold):
-    os.sched_setaffinity(0, {cpu})
-    start.wait()
-    t0 = time.time()
-    time.sleep(at)
+def conn():
     s = socket.socket()
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     s.connect((srv, port))
-    time.sleep(max(0, t0 + send_at - time.time()))
-    s.send(b"x")
-    hold.wait(30)
-    s.close()
+    keep.append(s)
+    return s
 
-plan = plans[mode]
-start, hold = mp.Barrier(len(plan)), mp.Event()
-ps = [mp.Process(target=conn, args=(c, a, d, start, hold)) for c, a, d in plan]
-for p in ps:
-    p.start()
-time.sleep(5)
-hold.set()
-for p in ps:
-    p.join(30)
+def wait_queue(n):
+    end = time.time() + 30
+    while time.time() < end:
+        try:
+            if int(open(qfile).read()) == n:
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.005)
+    sys.exit("the accept queue never held %d" % n)
+
+def pin(cpu):
+    os.sched_setaffinity(0, {cpu})
+
+def send_at(s, cpu, go):
+    pin(cpu)
+    go.wait()
+    s.send(b"x")
+
+if mode == "drain":
+    pin(0)
+    b = conn()
+    pin(1)
+    for n in (1, 2):
+        conn().send(b"x")
+        wait_queue(n)
+    pin(0)
+    b.send(b"x")
+    wait_queue(0)
+else:
+    pin(1)
+    conn().send(b"x")
+    wait_queue(1)
+    go = threading.Barrier(2)
+    ts = [threading.Thread(target=send_at, args=(conn(), cpu, go)) for cpu in (1, 0)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    wait_queue(2)
+for s in keep:
+    s.close()
 print("done")
 '
 
@@ -282,16 +329,16 @@ ack_race()
 
 	ACK_RUNS=$((ACK_RUNS + 1))
 	bg_start "$TMPDIR_T/srv-$port" ip netns exec "$srv" "$PY" -c \
-		"$ACK_SERVER_PY" $SRV "$port" "$mode"
+		"$ACK_SERVER_PY" $SRV "$port" "$mode" "$TMPDIR_T/q-$port"
 	busywait 30000 grep -q listening "$TMPDIR_T/srv-$port" || {
 		diag "$mode: listener did not start"
 		return 1
 	}
 	ns_snapshot "$srv" B s_
 	seen0=$(ack_full_seen)
-	timeout 60 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
-		"$mode" >"$TMPDIR_T/cli-$port.out" || {
-		diag "$mode: client failed"
+	timeout 90 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
+		"$mode" "$TMPDIR_T/q-$port" >"$TMPDIR_T/cli-$port.out" 2>&1 || {
+		diag "$mode: client failed: $(tail -n 1 "$TMPDIR_T/cli-$port.out")"
 		return 1
 	}
 	# the aborts' RSTs land; nothing is left to retransmit
