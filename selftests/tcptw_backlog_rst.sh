@@ -102,6 +102,7 @@ test_backlog()
 	if ! backlog_setup; then
 		check_err 1 "setup_ns or rto_min on the loopback routes failed"
 		log_test "$name"
+		cleanup_all_ns
 		return
 	fi
 	rerun_once backlog_no_retrans backlog_reset backlog_run ||
