@@ -254,11 +254,11 @@ while time.time() < end:
 # starved vCPU delays the scenario instead of reordering it. "drain": B
 # connects, two children fill the queue, then B sends from CPU 0: its ACK
 # finds the queue full and is held while the server accept()s. "fill": one
-# child queued, then C and B send at once from CPUs 1 and 0: both ACKs find
-# room, C's or B's child fills the queue while the other is held. Every
-# socket is aborted (RST) at the end.
+# child queued, then C sends from CPU 1 and B from CPU 0 150 ms later,
+# while C is held: both ACKs find room, C's child fills the queue, B's
+# overflows. Every socket is aborted (RST) at the end.
 ACK_CLIENT_PY='
-import os, socket, struct, sys, threading, time
+import multiprocessing as mp, os, socket, struct, sys, time
 srv, port, mode, qfile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 keep = []
 
@@ -269,24 +269,49 @@ def conn():
     keep.append(s)
     return s
 
-def wait_queue(n):
+# until the queue holds n children (or more, unless exact); false after 30 s
+def wait_queue(n, exact=False):
     end = time.time() + 30
     while time.time() < end:
         try:
-            if int(open(qfile).read()) == n:
-                return
+            q = int(open(qfile).read())
+            if q == n or (q > n and not exact):
+                return True
         except (OSError, ValueError):
             pass
         time.sleep(0.005)
-    sys.exit("the accept queue never held %d" % n)
+    return False
+
+# a step the scenario cannot go on without
+def need_queue(n):
+    if not wait_queue(n):
+        sys.exit("the accept queue never held %d" % n)
 
 def pin(cpu):
     os.sched_setaffinity(0, {cpu})
 
-def send_at(s, cpu, go):
+# C sends first; B 150 ms later, while C is held, so that B is tested
+# after C queued its child (two ACKs let go at once both find room). B
+# is on CPU 0 before C sends: a process forked here starts on CPU 1 only,
+# which the hold of C keeps busy.
+t0 = time.time()
+
+def send_c(s, cpu, b_ready, c_sends):
     pin(cpu)
-    go.wait()
+    b_ready.wait(30)
+    c_sends.set()
+    t = time.time() - t0
     s.send(b"x")
+    print("sent: c %.3f-%.3f" % (t, time.time() - t0), flush=True)
+
+def send_b(s, cpu, b_ready, c_sends):
+    pin(cpu)
+    b_ready.set()
+    c_sends.wait(30)
+    time.sleep(0.15)
+    t = time.time() - t0
+    s.send(b"x")
+    print("sent: b %.3f-%.3f" % (t, time.time() - t0), flush=True)
 
 if mode == "drain":
     pin(0)
@@ -294,20 +319,22 @@ if mode == "drain":
     pin(1)
     for n in (1, 2):
         conn().send(b"x")
-        wait_queue(n)
+        need_queue(n)
     pin(0)
     b.send(b"x")
-    wait_queue(0)
+    # the server has taken all three (else the run shows it)
+    wait_queue(0, exact=True)
 else:
     pin(1)
     conn().send(b"x")
-    wait_queue(1)
-    go = threading.Barrier(2)
-    ts = [threading.Thread(target=send_at, args=(conn(), cpu, go)) for cpu in (1, 0)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
+    need_queue(1)
+    b_ready, c_sends = mp.Event(), mp.Event()
+    ps = [mp.Process(target=f, args=(conn(), cpu, b_ready, c_sends))
+          for f, cpu in ((send_c, 1), (send_b, 0))]
+    for p in ps:
+        p.start()
+    for p in ps:
+        p.join(30)
     wait_queue(2)
 for s in keep:
     s.close()
@@ -369,7 +396,7 @@ ack_drain_opened()
 ack_fill_opened()
 {
 	[ "$OVF" -gt "$SEEN" ] && [ "$ACK" = "$OVF" ] && return 0
-	echo "fill: $OVF overflows ($ACK at the ACK), $SEEN foreseen by the hook"
+	echo "fill: $OVF overflows ($ACK at the ACK), $SEEN foreseen by the hook; $(grep sent: "$TMPDIR_T/cli-$((ACK_PORT + ACK_RUNS - 1)).out" | tr '\n' ' ')"
 	return 1
 }
 
