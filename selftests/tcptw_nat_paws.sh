@@ -249,7 +249,7 @@ check_wire()
 {
 	local what=$1 count=$2 wire miss
 
-	wire=$(pcap_syn_refusals)
+	wire=$WIRE_REFUSALS
 	[ -n "$wire" ] || return 0
 	miss=$(pcap_missing)
 	if [ "${miss:-0}" = 0 ]; then
@@ -261,19 +261,19 @@ check_wire()
 	fi
 }
 
-# pcap_syn_count : reads the trace once, after the scenario, for
-# pcap_syn_refusals [early], which prints the SYNs to srv in the trace
-# that srv answered with a bare ACK instead of a SYN-ACK once the last connection on the
-# tuple had closed on srv's side (both FINs seen, and a segment of the
-# peer's after srv's FIN: srv's socket is then in TIME_WAIT or gone), or
-# nothing if there is no trace (closed when the SYN came: the ACK may
-# leave after later segments). Those are a TIME_WAIT socket refusing
-# them; exact on the wire, where the clients' TCPSynRetrans also counts
-# SYNs retransmitted for other reasons. With early: the SYNs answered
-# with an ACK before that instead (srv's socket still in FIN_WAIT2 or
-# LAST_ACK, whose ACK to an out-of-window segment is no TIME_WAIT
-# refusal: a starved guest let the next client's SYN overtake the last
-# one's FIN or final ACK).
+# pcap_syn_count : reads the trace once, after the scenario. Sets
+# WIRE_REFUSALS to the SYNs to srv in the trace that srv answered with a
+# bare ACK instead of a SYN-ACK once the last connection on the tuple had
+# closed on srv's side (both FINs seen, and a segment of the peer's after
+# srv's FIN: srv's socket is then in TIME_WAIT or gone; closed when the
+# SYN came: the ACK may leave after later segments). Those are a
+# TIME_WAIT socket refusing them; exact on the wire, where the clients'
+# TCPSynRetrans also counts SYNs retransmitted for other reasons. Sets
+# WIRE_EARLY to the SYNs answered with an ACK before that instead (srv's
+# socket still in FIN_WAIT2 or LAST_ACK, whose ACK to an out-of-window
+# segment is no TIME_WAIT refusal: a starved guest let the next client's
+# SYN overtake the last one's FIN or final ACK). Both empty if there is
+# no trace.
 WIRE_REFUSALS=
 WIRE_EARLY=
 pcap_syn_count()
@@ -312,15 +312,6 @@ pcap_syn_count()
 	END { print n + 0, w + 0 }' 2>/dev/null)
 }
 
-pcap_syn_refusals()
-{
-	if [ -n "${1:-}" ]; then
-		echo "$WIRE_EARLY"
-	else
-		echo "$WIRE_REFUSALS"
-	fi
-}
-
 # ts0_clean : control c's run went as planned: every connection ok, no
 # SYN met srv's socket before it had closed (in the trace)
 ts0_clean()
@@ -328,7 +319,7 @@ ts0_clean()
 	local ok early
 
 	ok=$(json_get "$OUT" ok)
-	early=$(pcap_syn_refusals early)
+	early=$WIRE_EARLY
 	[ "$ok" = "$N" ] && [ "${early:-0}" = 0 ] && return 0
 	echo "connects ok $ok of $N, SYNs answered before srv's socket closed (trace) ${early:-0}"
 	return 1
@@ -360,10 +351,10 @@ scenario()
 # every connect succeeded, none needed a 1 s retransmit (a SYN lost besides
 # the refusals: the guest starved by its neighbour, two clients racing
 # through the one NAT tuple), no SYN met srv's socket before it had
-# closed (pcap_syn_refusals) and the NAT had no clash. Else the ground
-# truth of the main test and of controls a and b does not hold, whatever
-# the module counts. Seen in CI on 6.1 (connects ok 40 of 41): the
-# client's last ACK and FIN crossed the server's FIN, srv's socket sent
+# closed (WIRE_EARLY, pcap_syn_count) and the NAT had no clash. Else the
+# ground truth of the main test and of controls a and b does not hold,
+# whatever the module counts. Seen in CI on 6.1 (connects ok 40 of 41):
+# the client's last ACK and FIN crossed the server's FIN, srv's socket sent
 # two ACKs in a row; the first moved the NAT's conntrack entry to
 # TIME_WAIT (timeout 0 here) and so removed it, the second reached the
 # NAT's own stack, whose RST killed srv's TIME_WAIT socket, and the
@@ -375,7 +366,7 @@ scenario_clean()
 
 	ok=$(json_get "$OUT" ok)
 	slow=$(json_get "$OUT" slow_connects)
-	early=$(pcap_syn_refusals early)
+	early=$WIRE_EARLY
 	[ "$ok" = "$N" ] && [ "$slow" = 0 ] && [ "${early:-0}" = 0 ] &&
 		[ "${D[ct_insert_failed]}" = 0 ] && return 0
 	echo "connects ok $ok of $N, >= 0.5 s $slow, nat insert_failed ${D[ct_insert_failed]}, SYNs answered before srv's socket closed (trace) ${early:-0}"
@@ -612,7 +603,7 @@ test_srv_ts0()
 	check_gt "clients TCPSynRetrans" "${D[cli_synretrans]}" 0
 	check_mod_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" 0
 	check_mod_eq "srv TwPawsRejected" "${D[srv_TwPawsRejected]}" 0
-	wire=$(pcap_syn_refusals)
+	wire=$WIRE_REFUSALS
 	retr=$((D[cli_synretrans] - $(json_get "$OUT" slow_connects)))
 	if [ -n "$wire" ]; then
 		diag "clients TCPSynRetrans - slow connects: $retr (not asserted: the trace is exact)"
