@@ -347,8 +347,9 @@ ack_full_seen()
 }
 
 # ack_race MODE: one run of a scenario, on a port of its own; sets SEEN
-# OVF MOD ACK ROW ACCEPTED, and counts in MISMATCHES a run whose row or
-# counter is not the MIB's (a second run forgives no mismatch)
+# OVF MOD ACK ROW ACCEPTED CLI_OUT (the client's output), and counts in
+# MISMATCHES a run whose row or counter is not the MIB's (a second run
+# forgives no mismatch)
 ack_race()
 {
 	local mode=$1 port=$((ACK_PORT + ACK_RUNS)) seen0 row
@@ -363,9 +364,10 @@ ack_race()
 	}
 	ns_snapshot "$srv" B s_
 	seen0=$(ack_full_seen)
+	CLI_OUT=$TMPDIR_T/cli-$port.out
 	timeout 90 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
-		"$mode" "$TMPDIR_T/q-$port" >"$TMPDIR_T/cli-$port.out" 2>&1 || {
-		diag "$mode: client failed: $(tail -n 1 "$TMPDIR_T/cli-$port.out")"
+		"$mode" "$TMPDIR_T/q-$port" >"$CLI_OUT" 2>&1 || {
+		diag "$mode: client failed: $(tail -n 1 "$CLI_OUT")"
 		return 1
 	}
 	# the aborts' RSTs land; nothing is left to retransmit
@@ -396,14 +398,14 @@ ack_drain_opened()
 ack_fill_opened()
 {
 	[ "$OVF" -gt "$SEEN" ] && [ "$ACK" = "$OVF" ] && return 0
-	echo "fill: $OVF overflows ($ACK at the ACK), $SEEN foreseen by the hook; $(grep sent: "$TMPDIR_T/cli-$((ACK_PORT + ACK_RUNS - 1)).out" | tr '\n' ' ')"
+	echo "fill: $OVF overflows ($ACK at the ACK), $SEEN foreseen by the hook; $(grep sent: "$CLI_OUT" | tr '\n' ' ')"
 	return 1
 }
 
 test_ack_race()
 {
 	local name="ack race: the accept queue drained or filled while the ACK's hook runs, the row == ListenOverflows"
-	local SEEN OVF MOD ACK ROW ACCEPTED MISMATCHES=0 ACK_RUNS=0
+	local SEEN OVF MOD ACK ROW ACCEPTED CLI_OUT MISMATCHES=0 ACK_RUNS=0
 
 	test_begin "$name"
 	if ! race_begin test_ack_delay_us=$ACK_DELAY_US tcp_v4_syn_recv_sock; then
