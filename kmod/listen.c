@@ -280,11 +280,9 @@ static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
 	if (syn)
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
 	listen_arm(sk, skb, true, syn);
-	if (!syn) {
-		/* test build: the queue as the hook sees it, then a hold */
-		tcptw_test_ack_queue_full(sk);
-		tcptw_test_udelay(min(tcptw_test_ack_delay_us, 500000U));
-	}
+	/* test build: the queue as the hook sees it, then a hold */
+	if (!syn)
+		tcptw_test_ack_hold(sk);
 }
 
 static void v4_syn_recv_sock_pre(struct pt_regs *regs)

@@ -28,7 +28,12 @@ MODULE_PARM_DESC(test_tw_syn_delay_us,
 unsigned int tcptw_test_ack_delay_us;
 module_param_named(test_ack_delay_us, tcptw_test_ack_delay_us, uint, 0444);
 MODULE_PARM_DESC(test_ack_delay_us,
-		 "test build: us to spin before the kernel tests the accept queue for a handshake's ACK (at most 500000)");
+		 "test build: us to spin before the kernel tests the accept queue for a handshake's ACK, or until the next one reaches the hook (at most 500000)");
+
+unsigned int tcptw_test_ack_entered;
+module_param_named(test_ack_entered, tcptw_test_ack_entered, uint, 0444);
+MODULE_PARM_DESC(test_ack_entered,
+		 "test build: handshake ACKs that reached the hook");
 
 unsigned int tcptw_test_ack_full_seen;
 module_param_named(test_ack_full_seen, tcptw_test_ack_full_seen, uint, 0444);

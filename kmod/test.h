@@ -23,10 +23,12 @@ extern unsigned int tcptw_test_tfo_delay_us;
 extern unsigned int tcptw_test_tw_syn_delay_us;
 /*
  * us to spin at the end of tcp_v{4,6}_syn_recv_sock()'s hook for a
- * handshake's ACK, before the kernel tests the accept queue (listen.c);
- * and how many such ACKs found the queue full at the hook's entry
+ * handshake's ACK, before the kernel tests the accept queue (listen.c),
+ * or until another such ACK reaches the hook; how many such ACKs reached
+ * it, and how many found the queue full there
  */
 extern unsigned int tcptw_test_ack_delay_us;
+extern unsigned int tcptw_test_ack_entered;
 extern unsigned int tcptw_test_ack_full_seen;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
@@ -39,11 +41,25 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 		WRITE_ONCE(tcptw_test_table_rows_max, rows);
 }
 
-static inline void tcptw_test_ack_queue_full(const struct sock *sk)
+/*
+ * a handshake's ACK at the hook: counted, the queue as the hook sees it,
+ * then the hold, in steps of 1 ms, which the next ACK to reach the hook
+ * ends (so that a test sends that one while this one is held, whenever
+ * its CPU gets to it)
+ */
+static inline void tcptw_test_ack_hold(const struct sock *sk)
 {
+	unsigned int us = min(READ_ONCE(tcptw_test_ack_delay_us), 500000U);
+	unsigned int n = READ_ONCE(tcptw_test_ack_entered) + 1;
+
+	WRITE_ONCE(tcptw_test_ack_entered, n);
 	if (sk_acceptq_is_full(sk))
 		WRITE_ONCE(tcptw_test_ack_full_seen,
 			   READ_ONCE(tcptw_test_ack_full_seen) + 1);
+	while (us && READ_ONCE(tcptw_test_ack_entered) == n) {
+		udelay(min(us, 1000U));
+		us -= min(us, 1000U);
+	}
 }
 #else
 static inline void tcptw_test_coexist_uninit(void)
@@ -54,14 +70,13 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 {
 }
 
-static inline void tcptw_test_ack_queue_full(const struct sock *sk)
+static inline void tcptw_test_ack_hold(const struct sock *sk)
 {
 }
 
 #define tcptw_test_attach_delay_ms 0U
 #define tcptw_test_tfo_delay_us 0U
 #define tcptw_test_tw_syn_delay_us 0U
-#define tcptw_test_ack_delay_us 0U
 #endif
 
 static inline void tcptw_test_delay(unsigned int ms)

@@ -31,14 +31,16 @@
 #
 # The same window at a handshake's ACK (ack race): the test build holds
 # tcp_v4_syn_recv_sock()'s hook for test_ack_delay_us after it ran, before
-# the kernel tests the accept queue. A listener with TCP_DEFER_ACCEPT
+# the kernel tests the accept queue, or until the next ACK reaches the hook
+# (test_ack_entered counts them). A listener with TCP_DEFER_ACCEPT
 # makes each connection reach that test when its client sends, so the
 # order is set by the clients, each step waiting for the server's accept
 # queue to show the last one done (not for a clock: a starved vCPU must
 # not reorder them): "drain" holds an ACK that finds the queue
 # full while the server accept()s a child (the kernel then finds room:
-# ListenOverflows +0), "fill" holds two ACKs that find room while the
-# first one's child fills the queue (the second overflows). Asserted in
+# ListenOverflows +0), "fill" sends a second ACK once the first is held:
+# both find room, the first one's child fills the queue, the second
+# overflows. Asserted in
 # both: the listeners row == the ListenOverflows delta, whatever the hook
 # could see at its entry (the test build counts the ACKs that found the
 # queue full, test_ack_full_seen, to show the window opened).
@@ -254,9 +256,9 @@ while time.time() < end:
 # starved vCPU delays the scenario instead of reordering it. "drain": B
 # connects, two children fill the queue, then B sends from CPU 0: its ACK
 # finds the queue full and is held while the server accept()s. "fill": one
-# child queued, then C sends from CPU 1 and B from CPU 0 150 ms later,
-# while C is held: both ACKs find room, C's child fills the queue, B's
-# overflows. Every socket is aborted (RST) at the end.
+# child queued, then C sends from CPU 1 and B from CPU 0 while C is held:
+# both ACKs find room, C's child fills the queue, B's overflows. Every
+# socket is aborted (RST) at the end.
 ACK_CLIENT_PY='
 import multiprocessing as mp, os, socket, struct, sys, time
 srv, port, mode, qfile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -290,25 +292,31 @@ def need_queue(n):
 def pin(cpu):
     os.sched_setaffinity(0, {cpu})
 
-# C sends first; B 150 ms later, while C is held, so that B is tested
-# after C queued its child (two ACKs let go at once both find room). B
-# is on CPU 0 before C sends: a process forked here starts on CPU 1 only,
-# which the hold of C keeps busy.
+# C sends first, B once the ACK of C is held at the hook (test_ack_entered
+# moved); the ACK of B reaching the hook lets it go, so that B is tested
+# before the child of C is queued and the kernel looks at B after it,
+# however late either CPU gets to its ACK (the softirq may wait for
+# ksoftirqd). B is on CPU 0 before C sends: a process forked here starts on CPU 1
+# only, which the hold of C keeps busy.
+entered = "/sys/module/tcptw/parameters/test_ack_entered"
 t0 = time.time()
 
-def send_c(s, cpu, b_ready, c_sends):
+def acks():
+    return int(open(entered).read())
+
+def send_c(s, cpu, b_ready, e0):
     pin(cpu)
     b_ready.wait(30)
-    c_sends.set()
     t = time.time() - t0
     s.send(b"x")
     print("sent: c %.3f-%.3f" % (t, time.time() - t0), flush=True)
 
-def send_b(s, cpu, b_ready, c_sends):
+def send_b(s, cpu, b_ready, e0):
     pin(cpu)
     b_ready.set()
-    c_sends.wait(30)
-    time.sleep(0.15)
+    end = time.time() + 30
+    while acks() == e0 and time.time() < end:
+        time.sleep(0.001)
     t = time.time() - t0
     s.send(b"x")
     print("sent: b %.3f-%.3f" % (t, time.time() - t0), flush=True)
@@ -328,8 +336,8 @@ else:
     pin(1)
     conn().send(b"x")
     need_queue(1)
-    b_ready, c_sends = mp.Event(), mp.Event()
-    ps = [mp.Process(target=f, args=(conn(), cpu, b_ready, c_sends))
+    b_ready, e0 = mp.Event(), acks()
+    ps = [mp.Process(target=f, args=(conn(), cpu, b_ready, e0))
           for f, cpu in ((send_c, 1), (send_b, 0))]
     for p in ps:
         p.start()
