@@ -67,11 +67,7 @@ struct table_row {
 	u32 gauge[2];
 };
 
-struct table_key {
-	struct in6_addr addr;
-	__be16 port;
-	u16 family;
-};
+#define table_key tcptw_table_key
 
 /*
  * Per CPU: counts of one row not yet added to the row, per column. Written
@@ -322,15 +318,16 @@ static bool key_eq(const struct table_key *a, const struct table_key *b)
 }
 
 /*
- * Count @col (and @col2) in @p, whose gen is odd, and end the update.
- * Interrupts are off.
+ * Count @n in @col (and one in @col2) in @p, whose gen is odd, and end the
+ * update; @add is their sum. No other writer on this CPU meanwhile.
  */
 static void pending_bump(struct table_pending *p, unsigned int col,
-			 unsigned int col2, unsigned int add, u32 g0, u32 g1)
+			 unsigned int col2, unsigned int n, unsigned int add,
+			 u32 g0, u32 g1)
 {
 	WRITE_ONCE(p->gauge[0], g0);
 	WRITE_ONCE(p->gauge[1], g1);
-	WRITE_ONCE(p->n[col], p->n[col] + 1);
+	WRITE_ONCE(p->n[col], p->n[col] + n);
 	if (col2 != TCPTW_TABLE_NO_COL)
 		WRITE_ONCE(p->n[col2], p->n[col2] + 1);
 	WRITE_ONCE(p->total, p->total + add);
@@ -339,23 +336,48 @@ static void pending_bump(struct table_pending *p, unsigned int col,
 }
 
 /*
- * Count @col and, unless it is TCPTW_TABLE_NO_COL, @col2 of @r (found at
- * @seq in bucket @bi) on this CPU, aside.
+ * table_count() without pending counts (their allocation failed): to the
+ * row at once, a batch of more than one under the bucket's lock, as
+ * pending_flush() adds one.
+ */
+static void row_count_now(struct tcptw_table *tbl, struct table_row *r,
+			  u32 seq, u32 bi, unsigned int col, unsigned int col2,
+			  unsigned int n, unsigned long now, u32 g0, u32 g1)
+{
+	struct table_bucket *b = &tbl->b[bi];
+	unsigned long flags;
+
+	if (n == 1) {
+		row_count(r, col, 1, now, g0, g1);
+		if (col2 != TCPTW_TABLE_NO_COL)
+			row_count(r, col2, 1, now, g0, g1);
+		return;
+	}
+	spin_lock_irqsave(&b->lock, flags);
+	if (r->seq == seq) {
+		row_count(r, col, n, now, g0, g1);
+		if (col2 != TCPTW_TABLE_NO_COL)
+			row_count(r, col2, 1, now, g0, g1);
+	}
+	spin_unlock_irqrestore(&b->lock, flags);
+}
+
+/*
+ * Count @n in @col and, unless it is TCPTW_TABLE_NO_COL, one in @col2 of
+ * @r (found at @seq in bucket @bi) on this CPU, aside.
  */
 static void table_count(struct tcptw_table *tbl, struct table_row *r,
 			const struct table_key *k, u32 seq, u32 bi,
-			unsigned int col, unsigned int col2,
+			unsigned int col, unsigned int col2, unsigned int n,
 			unsigned long now, u32 g0, u32 g1)
 {
-	unsigned int add = 1 + (col2 != TCPTW_TABLE_NO_COL);
+	unsigned int add = n + (col2 != TCPTW_TABLE_NO_COL);
 	struct table_pending *p;
 	unsigned long flags;
 	unsigned int c;
 
 	if (!tbl->pending) {
-		row_count(r, col, 1, now, g0, g1);
-		if (col2 != TCPTW_TABLE_NO_COL)
-			row_count(r, col2, 1, now, g0, g1);
+		row_count_now(tbl, r, seq, bi, col, col2, n, now, g0, g1);
 		return;
 	}
 	/* hooks run in task and BH context: one writer per CPU at a time */
@@ -377,39 +399,35 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 		for (c = 0; c < TCPTW_TABLE_COLS; c++)
 			WRITE_ONCE(p->n[c], 0);
 	}
-	pending_bump(p, col, col2, add, g0, g1);
+	pending_bump(p, col, col2, n, add, g0, g1);
 	local_irq_restore(flags);
 }
 
 /*
  * The fast path, taken by a flood at one endpoint: this CPU's pending
- * counts are @k's, of this jiffy, with room for @add more, and their row
- * still holds @k (its sequence number has not moved since the key was
- * found there). No hash, no bucket, nothing of the row read but its
- * sequence number. False: take the slow path.
+ * counts are @k's, of this jiffy, with room for @n (and @col2's one)
+ * more, and their row still holds @k (its sequence number has not moved
+ * since the key was found there). No hash, no bucket, nothing of the row
+ * read but its sequence number. False: take the slow path. No other
+ * writer on this CPU meanwhile (interrupts off, or every writer of @tbl
+ * in BH context or with BH disabled).
  */
-static bool table_count_fast(struct tcptw_table *tbl,
-			     const struct table_key *k, unsigned int col,
-			     unsigned int col2, unsigned long now, u32 g0,
-			     u32 g1)
+static __always_inline bool
+table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
+		 unsigned int col, unsigned int col2, unsigned int n,
+		 unsigned long now, u32 g0, u32 g1)
 {
-	unsigned int add = 1 + (col2 != TCPTW_TABLE_NO_COL);
-	struct table_pending *p;
-	unsigned long flags;
-	bool hit = false;
+	unsigned int add = n + (col2 != TCPTW_TABLE_NO_COL);
+	struct table_pending *p = this_cpu_ptr(tbl->pending);
 
-	local_irq_save(flags);
-	p = this_cpu_ptr(tbl->pending);
-	if (p->row && p->since == now && p->total <= TABLE_BATCH - add &&
-	    key_eq(&p->key, k) && READ_ONCE(p->row->seq) == p->seq) {
-		WRITE_ONCE(p->gen, p->gen + 1);
-		/* the odd gen is visible before any field changes */
-		smp_wmb();
-		pending_bump(p, col, col2, add, g0, g1);
-		hit = true;
-	}
-	local_irq_restore(flags);
-	return hit;
+	if (!p->row || p->since != now || p->total > TABLE_BATCH - add ||
+	    !key_eq(&p->key, k) || READ_ONCE(p->row->seq) != p->seq)
+		return false;
+	WRITE_ONCE(p->gen, p->gen + 1);
+	/* the odd gen is visible before any field changes */
+	smp_wmb();
+	pending_bump(p, col, col2, n, add, g0, g1);
+	return true;
 }
 
 /*
@@ -438,41 +456,30 @@ static struct table_row *row_last(struct tcptw_table *tbl,
 	return r;
 }
 
-static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
-		      __be16 port, unsigned int col, unsigned int col2,
-		      u32 g0, u32 g1, unsigned long now)
+/* the slow path: @k's row found again, found in its bucket, or taken */
+static noinline void table_inc_slow(struct tcptw_table *tbl,
+				    const struct table_key *k,
+				    unsigned int col, unsigned int col2,
+				    unsigned int n, u32 g0, u32 g1,
+				    unsigned long now)
 {
-	struct table_key key = { .port = port, .family = family };
+	const struct table_key key = *k;
 	struct table_row *r, *victim = NULL;
 	struct table_bucket *b;
 	unsigned long flags;
 	unsigned int i;
 	u32 seq, bi;
 
-	if (!tbl)
-		return;		/* no table in this netns (status file) */
-	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
-			 (col2 >= TCPTW_TABLE_COLS &&
-			  col2 != TCPTW_TABLE_NO_COL)))
-		return;
-	/* fixed sizes: a copy of a variable length is a loop */
-	if (family == AF_INET6)
-		memcpy(&key.addr, addr, 16);
-	else
-		memcpy(&key.addr, addr, 4);
-	if (tbl->pending &&
-	    table_count_fast(tbl, &key, col, col2, now, g0, g1))
-		return;
 	r = row_last(tbl, &key, &seq, &bi);
 	if (r) {
-		table_count(tbl, r, &key, seq, bi, col, col2, now, g0, g1);
+		table_count(tbl, r, &key, seq, bi, col, col2, n, now, g0, g1);
 		return;
 	}
 	bi = jhash(&key, sizeof(key), tbl->seed) & (tbl->nbuckets - 1);
 	b = &tbl->b[bi];
 	r = row_find(b, &key, &seq);
 	if (r) {
-		table_count(tbl, r, &key, seq, bi, col, col2, now, g0, g1);
+		table_count(tbl, r, &key, seq, bi, col, col2, n, now, g0, g1);
 		return;
 	}
 
@@ -493,16 +500,62 @@ static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 	row_rewrite_begin(r);
 	row_clear(r);
 	r->addr = key.addr;
-	WRITE_ONCE(r->port, port);
-	WRITE_ONCE(r->family, family);
+	WRITE_ONCE(r->port, key.port);
+	WRITE_ONCE(r->family, key.family);
 	WRITE_ONCE(r->used, true);
 	row_rewrite_end(r);
 found:
 	/* a row's first count is its own: it stamps the row at once */
-	row_count(r, col, 1, now, g0, g1);
+	row_count(r, col, n, now, g0, g1);
 	if (col2 != TCPTW_TABLE_NO_COL)
 		row_count(r, col2, 1, now, g0, g1);
 	spin_unlock_irqrestore(&b->lock, flags);
+}
+
+static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
+		      __be16 port, unsigned int col, unsigned int col2,
+		      u32 g0, u32 g1, unsigned long now)
+{
+	struct table_key key = { .port = port, .family = family };
+	unsigned long flags;
+	bool hit;
+
+	if (!tbl)
+		return;		/* no table in this netns (status file) */
+	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
+			 (col2 >= TCPTW_TABLE_COLS &&
+			  col2 != TCPTW_TABLE_NO_COL)))
+		return;
+	/* fixed sizes: a copy of a variable length is a loop */
+	if (family == AF_INET6)
+		memcpy(&key.addr, addr, 16);
+	else
+		memcpy(&key.addr, addr, 4);
+	if (tbl->pending) {
+		/* hooks run in task and BH context: one writer at a time */
+		local_irq_save(flags);
+		hit = table_count_fast(tbl, &key, col, col2, 1, now, g0, g1);
+		local_irq_restore(flags);
+		if (hit)
+			return;
+	}
+	table_inc_slow(tbl, &key, col, col2, 1, g0, g1, now);
+}
+
+void tcptw_table_add_key_bh(struct tcptw_table *tbl,
+			    const struct tcptw_table_key *k, unsigned int col,
+			    unsigned int n, u32 g0, u32 g1, unsigned long when)
+{
+	BUILD_BUG_ON(TCPTW_TABLE_ADD_MAX > TABLE_BATCH);
+	if (!tbl || !n)
+		return;
+	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
+			 n > TCPTW_TABLE_ADD_MAX))
+		return;
+	if (tbl->pending &&
+	    table_count_fast(tbl, k, col, TCPTW_TABLE_NO_COL, n, when, g0, g1))
+		return;
+	table_inc_slow(tbl, k, col, TCPTW_TABLE_NO_COL, n, g0, g1, when);
 }
 
 void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,

@@ -21,6 +21,13 @@ struct table_pending_copy;
 
 struct tcptw_table;
 
+/* A row's key: IPv4 in the first word of @addr, the other three zero. */
+struct tcptw_table_key {
+	struct in6_addr addr;
+	__be16 port;
+	u16 family;
+};
+
 /* A row as the formatters see it (a copy, its key taken under the lock). */
 struct tcptw_row {
 	struct in6_addr addr;	/* IPv4 in the first word */
@@ -53,6 +60,16 @@ void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
 			__be16 port, unsigned int col, u32 g0, u32 g1,
 			unsigned long when);
+/*
+ * Add @n (1 to TCPTW_TABLE_ADD_MAX) to column @col of key @k's row, counted
+ * at jiffies @when, where every writer of this table runs in BH context or
+ * with BH disabled (the listeners): one writer per CPU at a time without
+ * disabling interrupts.
+ */
+#define TCPTW_TABLE_ADD_MAX 1023U
+void tcptw_table_add_key_bh(struct tcptw_table *tbl,
+			    const struct tcptw_table_key *k, unsigned int col,
+			    unsigned int n, u32 g0, u32 g1, unsigned long when);
 /* the same for two columns of one row at once (@col2: or TCPTW_TABLE_NO_COL) */
 #define TCPTW_TABLE_NO_COL	(~0U)
 void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
