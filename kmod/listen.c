@@ -143,7 +143,7 @@ static noinline void listen_event(struct tcptw_state *st,
  * of it): the listener's row and an event. The row is the listening
  * socket's, keyed by the address and port it is bound to (0.0.0.0 or ::
  * for a wildcard one); an SO_REUSEPORT group binds them all alike, so it
- * shares one row. Preemption disabled.
+ * shares one row. BH context or BH disabled (the listeners table).
  */
 static void listen_count(struct tcptw_state *st,
 			 const struct tcptw_listen_rec *r, int col)
@@ -165,11 +165,91 @@ static void listen_count(struct tcptw_state *st,
 		type = TCPTW_EV_LISTEN_SYN_COOKIE;
 		break;
 	}
-	tcptw_table_inc_at(st->listeners, r->family, &r->addr, r->port, col,
-			   r->backlog, r->max, r->when);
+	tcptw_table_add_key_bh(st->listeners, &r->key, col, 1, r->backlog,
+			       r->max, r->when);
 	/* a SYN flood: most are only counted (event_rate) */
 	if (tcptw_event_ok(st, type))
 		listen_event(st, r, type, reason);
+}
+
+/*
+ * The record's state word (struct tcptw_listen_rec): armed, the run, the
+ * generation. A run is at most TCPTW_TABLE_ADD_MAX cookies, added to the
+ * row at once.
+ */
+#define REC_ARMED	1UL
+#define REC_RUN_ONE	2UL
+#define REC_RUN_MAX	((1UL << TCPTW_LISTEN_RUN_BITS) - 1)
+#define REC_RUN_MASK	(REC_RUN_MAX * REC_RUN_ONE)
+#define REC_GEN_ONE	(REC_RUN_ONE << TCPTW_LISTEN_RUN_BITS)
+#define REC_RUN(state)	(((state) & REC_RUN_MASK) / REC_RUN_ONE)
+
+/* a claimed run of @n cookies, in @r's row (BH context or BH disabled) */
+static void listen_count_run(struct tcptw_state *st,
+			     const struct tcptw_listen_rec *r, unsigned int n)
+{
+	BUILD_BUG_ON(REC_RUN_MAX > TCPTW_TABLE_ADD_MAX);
+	tcptw_table_add_key_bh(st->listeners, &r->key,
+			       TCPTW_LISTENER_COOKIE_SENT, n, r->backlog,
+			       r->max, r->run_when);
+}
+
+/* does @r count in @sk's row? (the listener's bound address and port) */
+static bool listen_same_row(const struct tcptw_listen_rec *r,
+			    const struct sock *sk)
+{
+	const __be32 *a = tcptw_compat_sk_bound_addr(sk);
+	const __be32 *k = r->key.addr.s6_addr32;
+
+	if (r->key.port != inet_sk(sk)->inet_sport ||
+	    r->key.family != sk->sk_family)
+		return false;
+	if (r->key.family != AF_INET6)
+		return a[0] == k[0];
+	return !((a[0] ^ k[0]) | (a[1] ^ k[1]) | (a[2] ^ k[2]) |
+		 (a[3] ^ k[3]));
+}
+
+/* the row's key of listener @sk */
+static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
+{
+	key->family = sk->sk_family;
+	if (key->family == AF_INET6) {
+		memcpy(&key->addr, tcptw_compat_sk_bound_addr(sk), 16);
+	} else {
+		memcpy(&key->addr, tcptw_compat_sk_bound_addr(sk), 4);
+		key->addr.s6_addr32[1] = 0;
+		key->addr.s6_addr32[2] = 0;
+		key->addr.s6_addr32[3] = 0;
+	}
+	key->port = inet_sk(sk)->inet_sport;
+}
+
+/*
+ * A SYN flood's path: the previous call (armed, state @state) sent a
+ * cookie, the new one is a SYN at the same row, and the previous call's
+ * event would be rate-limited anyway. It joins the run, and the record is
+ * armed for the new call with only what changes from SYN to SYN: no
+ * table, no event, no key. False if a reader claimed the record first.
+ */
+static bool listen_run(struct tcptw_state *st, struct tcptw_listen_rec *r,
+		       unsigned long state, const unsigned long *m,
+		       const struct sock *sk, const struct sk_buff *skb)
+{
+	unsigned long next = (state + REC_GEN_ONE + REC_RUN_ONE) & ~REC_ARMED;
+
+	/* the next generation before any field changes (a full barrier) */
+	if (cmpxchg(&r->state, state, next) != state)
+		return false;
+	tcptw_inc(st, TCPTW_EVENTS_RATE_LIMITED);
+	r->run_when = r->when;
+	memcpy(r->mib, m, sizeof(r->mib));
+	r->when = jiffies;
+	tcptw_tuple_from_skb(&r->t, skb);
+	listen_gauges(sk, &r->backlog, &r->max);
+	/* the fields before the armed state (tcptw_listen_settle()) */
+	smp_store_release(&r->state, next | REC_ARMED);
+	return true;
 }
 
 /*
@@ -177,7 +257,8 @@ static void listen_count(struct tcptw_state *st,
  * kernel has decided it: no listener hook runs on this CPU before the
  * previous call's tests are done), then arm it for this one. A reader
  * that copied the record meanwhile fails its claim: the generation moves
- * before any field does.
+ * before any field does. A flood's cookies at one row are settled as a
+ * run (listen_run()).
  */
 static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 		       bool child, bool syn)
@@ -186,7 +267,8 @@ static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 	unsigned long m[TCPTW_LISTEN_MIBS];
 	struct tcptw_listen_rec *r;
 	struct tcptw_state *st;
-	unsigned long state;
+	unsigned long state, next;
+	unsigned int run;
 	int col;
 
 	rcu_read_lock();
@@ -196,30 +278,49 @@ static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 	r = &this_cpu_ptr(st->pcpu)->listen;
 	listen_mibs_read(this_cpu_ptr(net->mib.net_statistics), m);
 	state = READ_ONCE(r->state);
-	if (state & 1) {
+	if ((state & REC_ARMED) && !child) {
 		col = listen_outcome(r, m);
-		/* a reader may have counted it first */
-		if (col >= 0 && cmpxchg(&r->state, state, state & ~1UL) == state)
-			listen_count(st, r, col);
+		if (col == TCPTW_LISTENER_COOKIE_SENT &&
+		    REC_RUN(state) < REC_RUN_MAX && listen_same_row(r, sk) &&
+		    tcptw_event_spent(st, TCPTW_EV_LISTEN_SYN_COOKIE) &&
+		    listen_run(st, r, state, m, sk, skb))
+			goto out;
 	}
-	state = (state | 1) + 1;	/* the next generation, not armed */
-	WRITE_ONCE(r->state, state);
+	/*
+	 * Settle: the run and the call, each unless a reader took it (a
+	 * reader may take the run alone and leave the call armed: again).
+	 */
+	for (;;) {
+		state = READ_ONCE(r->state);
+		if (!(state & REC_ARMED))
+			break;
+		col = listen_outcome(r, m);
+		run = REC_RUN(state);
+		if (col < 0 && !run)
+			break;
+		next = state & ~REC_RUN_MASK & ~REC_ARMED;
+		if (cmpxchg(&r->state, state, next) != state)
+			continue;
+		if (run)
+			listen_count_run(st, r, run);
+		if (col >= 0)
+			listen_count(st, r, col);
+		break;
+	}
+	/* the next generation, not armed, without a run */
+	next = ((state | REC_ARMED) + REC_GEN_ONE) & ~REC_RUN_MASK & ~REC_ARMED;
+	WRITE_ONCE(r->state, next);
 	/* the new generation is visible before any field changes */
 	smp_wmb();
 	memcpy(r->mib, m, sizeof(m));
 	r->when = jiffies;
 	tcptw_tuple_from_skb(&r->t, skb);
-	r->family = sk->sk_family;
-	if (r->family == AF_INET6)
-		memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk), 16);
-	else
-		memcpy(&r->addr, tcptw_compat_sk_bound_addr(sk), 4);
-	r->port = inet_sk(sk)->inet_sport;
+	listen_key(&r->key, sk);
 	listen_gauges(sk, &r->backlog, &r->max);
 	r->child = child;
 	r->syn = syn;
 	/* the fields before the armed state (tcptw_listen_settle()) */
-	smp_store_release(&r->state, state | 1);
+	smp_store_release(&r->state, next | REC_ARMED);
 out:
 	rcu_read_unlock();
 }
@@ -228,26 +329,38 @@ void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
 {
 	unsigned long m[TCPTW_LISTEN_MIBS];
 	struct tcptw_listen_rec *r, copy;
-	unsigned long state;
+	unsigned long state, next;
+	unsigned int run;
 	int cpu, col;
 
 	for_each_possible_cpu(cpu) {
 		r = &per_cpu_ptr(st->pcpu, cpu)->listen;
-		/* pairs with the release in listen_arm() */
+		/* pairs with the release in listen_arm() and listen_run() */
 		state = smp_load_acquire(&r->state);
-		if (!(state & 1))
+		if (!(state & REC_ARMED))
 			continue;
 		memcpy(&copy, r, sizeof(copy));
 		listen_mibs_read(per_cpu_ptr(net->mib.net_statistics, cpu), m);
 		col = listen_outcome(&copy, m);
+		run = REC_RUN(state);
+		if (col < 0 && !run)
+			continue;
 		/*
-		 * Counted only if the record is still this one and armed: a
-		 * copy torn by its CPU arming the next one fails here.
+		 * The run, and the call if the kernel has decided it; counted
+		 * only if the record is still this one: a copy torn by its CPU
+		 * arming the next one fails here. An undecided call stays
+		 * armed for its CPU.
 		 */
-		if (col < 0 || cmpxchg(&r->state, state, state & ~1UL) != state)
+		next = state & ~REC_RUN_MASK;
+		if (col >= 0)
+			next &= ~REC_ARMED;
+		if (cmpxchg(&r->state, state, next) != state)
 			continue;
 		local_bh_disable();
-		listen_count(st, &copy, col);
+		if (run)
+			listen_count_run(st, &copy, run);
+		if (col >= 0)
+			listen_count(st, &copy, col);
 		local_bh_enable();
 	}
 }

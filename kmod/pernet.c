@@ -59,7 +59,7 @@ void tcptw_state_reset(const struct net *net, struct tcptw_state *st)
 	mutex_unlock(&st->reset_lock);
 }
 
-static unsigned int tcptw_event_rate = 2000;
+unsigned int tcptw_event_rate __read_mostly = 2000;
 module_param_named(event_rate, tcptw_event_rate, uint, 0444);
 MODULE_PARM_DESC(event_rate,
 		 "events recorded per second, CPU, event type and netns (0: all); the rest only counted, in EventsRateLimited");

@@ -17,6 +17,7 @@
 
 #include "counters.h"
 #include "events.h"
+#include "table.h"
 
 /* the MIBs a listener decision moves, on the CPU that makes it (listen.c) */
 #define TCPTW_LISTEN_MIBS 3
@@ -24,17 +25,20 @@
 /*
  * A listener decision (listen.c), armed at the entry of the kernel
  * function that makes it and settled once the kernel has: by the CPU's
- * next listener hook in this netns, or by a reader.
+ * next listener hook in this netns, or by a reader. @state holds, from
+ * bit 0 up: armed; the run (TCPTW_LISTEN_RUN_BITS: SYN cookies of @key's
+ * row, settled without an event, not yet in the table); the generation.
+ * A hook or a reader claims either with a cmpxchg of @state.
  */
+#define TCPTW_LISTEN_RUN_BITS 10
 struct tcptw_listen_rec {
-	/* generation << 1 | armed; a hook or a reader claims it (cmpxchg) */
 	unsigned long state;
 	unsigned long mib[TCPTW_LISTEN_MIBS];	/* this CPU's, at the entry */
 	unsigned long when;	/* jiffies at the entry */
+	unsigned long run_when;	/* jiffies of the run's last cookie */
 	struct tcptw_tuple t;	/* the segment's addresses and ports */
-	struct in6_addr addr;	/* the listener's row: its bound address */
-	__be16 port;
-	u16 family;
+	/* the listener's row: its bound address and port */
+	struct tcptw_table_key key;
 	u32 backlog, max;	/* the row's gauges at the entry */
 	bool child;		/* tcp_v{4,6}_syn_recv_sock(), not tcp_conn_request() */
 	bool syn;		/* the segment is a SYN */
@@ -134,6 +138,21 @@ bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
  * the entry of the function that declares it, rate-limited or not.
  */
 bool tcptw_event_ok(struct tcptw_state *st, u8 type);
+/* the event_rate module parameter */
+extern unsigned int tcptw_event_rate;
+
+/*
+ * Has this CPU recorded its event_rate events of @type in @st this
+ * second? Then tcptw_event_ok() would say no and count the decision in
+ * EventsRateLimited, which the caller does. Preemption disabled.
+ */
+static inline bool tcptw_event_spent(struct tcptw_state *st, u8 type)
+{
+	return st->ring && tcptw_event_rate &&
+	       jiffies - this_cpu_read(st->pcpu->ev_second) < HZ &&
+	       this_cpu_read(st->pcpu->ev_count[type]) >= tcptw_event_rate;
+}
+
 void tcptw_event_init(struct tcptw_event *ev, u8 type);
 void tcptw_event_push(struct tcptw_state *st, struct tcptw_event *ev);
 /* count @c in @net and log @ev, if tcptw tracks @net; any context */

@@ -20,7 +20,9 @@
 # ListenSynCookieSent; the ring (1024) holds the recorded ones at 20 a
 # second per CPU on a stock kernel, not on a debug kernel, whose flood
 # took 48 s and overwrote 749. EventsRateLimited > 0 (the limit
-# worked), `tcptw events` says how many it left out, and the control: the
+# worked), `tcptw events` says how many it left out, a reader of
+# listeners and counters ran through the flood (each read settles every
+# CPU's listener record and takes its run of cookies), and the control: the
 # cookies' counters and events are 0 in cli. IPv6: 50 connects to a
 # listener with tcp_syncookies=2 over fd00::, each made from a cookie:
 # ListenSynCookieSent == SyncookiesSent delta == its row's cookie_sent.
@@ -40,7 +42,7 @@ FLOOD_BIN=$LIB_DIR/tcptw_flood
 test_synflood()
 {
 	local name="synflood: $FLOOD SYNs with cookies: counters exact, events rate-limited and accounted for"
-	local cookies mod row evs recorded others rl err ncpu i p pids=()
+	local cookies mod row evs recorded others rl err ncpu i p rpid pids=()
 
 	test_begin "$name"
 	[ -x "$FLOOD_BIN" ] || { skip_test "no $FLOOD_BIN (make -C selftests)"; log_test "$name"; return; }
@@ -75,6 +77,15 @@ test_synflood()
 	# pending counts, which the listeners file must add up
 	ncpu=$(nproc)
 	[ "$ncpu" -le 4 ] || ncpu=4
+	# a reader settles every CPU's listener record while the senders
+	# count cookies into it (a flood's run, taken whole or not at all)
+	nsx "$srv" timeout 150 sh -c 'n=0
+		while [ ! -e "$1" ]; do
+			cat "$2/listeners" "$2/counters" >/dev/null || exit 1
+			n=$((n + 1))
+		done
+		echo $n >"$3"' sh "$TMPDIR_T/stop" "$TCPTW_PROC" "$TMPDIR_T/reads" &
+	rpid=$!
 	for ((i = 0; i < ncpu; i++)); do
 		nsx "$cli" timeout 120 taskset -c "$i" "$FLOOD_BIN" \
 			--src 198.18.6.1 --dst $SRV:$PORT \
@@ -85,6 +96,11 @@ test_synflood()
 		wait "$p"
 		check_err $? "tcptw_flood failed"
 	done
+	touch "$TMPDIR_T/stop"
+	wait "$rpid"
+	check_err $? "the listeners reader failed"
+	check_gt "listeners and counters reads during the flood" \
+		"$(cat "$TMPDIR_T/reads" 2>/dev/null || echo 0)" 0
 	sleep 1
 	ns_snapshot "$srv" A s_
 	ns_snapshot "$cli" A c_
