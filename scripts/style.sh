@@ -12,7 +12,8 @@
 #   for a script that is gone, with no count of scripts there or in
 #   README.md to drift, and that sparse (C=2) finds nothing in the module built for the default
 #   kernel (in .cache/build/sparse-K/, apart from the build make check
-#   loads into its guests).
+#   loads into its guests), and that this module calls none of the
+#   functions tcptw hooks (its ftrace callbacks take no recursion guard).
 #   And shellcheck (severity warning, settings in .shellcheckrc) over the
 #   shell of selftests/, scripts/ and .ci/run.
 #   Userspace ignores only the two types that demand kernel-only spellings
@@ -72,7 +73,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..8"
+echo "1..9"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
@@ -145,6 +146,31 @@ if out=$(scripts/build-kmod.sh "$k" "$CACHE/build/sparse-$k" C=2 2>&1); then
 else
 	diag <<<"$out"
 	not_ok "sparse (C=2) kmod for $k"
+fi
+
+# tcptw's ftrace callbacks disable preemption and take no recursion
+# guard (kmod/compat/hook_ftrace.c): sound only while nothing in the
+# module calls a function it hooks. Every name a probe table or compat.h
+# gives, against the functions the module calls.
+hooked_called() {
+	local ko=$CACHE/build/sparse-$k/tcptw.ko names
+
+	[ -e "$ko" ] || { echo "no $ko"; return 1; }
+	names=$( { grep -ohE '\.name = "[A-Za-z0-9_:]+"' kmod/*.c kmod/compat/*.c |
+			sed -E 's/.*"(.*:)?([^"]+)"/\2/'
+		grep -ohE '^#define TCPTW_COMPAT_[A-Z_]+[[:space:]]+"[a-z0-9_]+"' \
+			kmod/compat/*.h | sed -E 's/.*"([^"]+)"/\1/'; } | sort -u)
+	[ "$(wc -l <<<"$names")" -ge 10 ] || { echo "found only: $names"; return 1; }
+	if nm -u "$ko" | awk '{ print $2 }' | grep -xF "$names"; then
+		echo "tcptw.ko calls the functions above, which it hooks"
+		return 1
+	fi
+}
+if out=$(hooked_called 2>&1); then
+	ok "tcptw.ko calls no function it hooks"
+else
+	diag <<<"$out"
+	not_ok "tcptw.ko calls no function it hooks"
 fi
 
 [ $failed -eq 0 ]
