@@ -125,6 +125,19 @@ def ns_down():
         sh(f"ip netns del {ns}", check=False)
 
 
+def no_huge_pages():
+    """no transparent huge pages, in every mode: under -icount a round
+    repeats the same guest times, so khugepaged's periodic scan (its
+    hpage_collapse_scan_pmd was in a tcptw synflood phase, with 2 million
+    instructions of clear_page_erms) can land in the same mode's phase
+    round after round"""
+    for f in ("enabled", "defrag"):
+        path = "/sys/kernel/mm/transparent_hugepage/" + f
+        if os.path.exists(path):
+            with open(path, "w") as fh:
+                fh.write("never")
+
+
 def quiesce():
     """let set-up's asynchronous work (udev events for the veths, the
     previous netns's cleanup) finish before a count starts"""
@@ -406,6 +419,11 @@ def bt_program():
 def mode_on(mode, ko):
     if mode == "tcptw":
         sh(f"insmod {ko}")
+        # the module's uevent: udev's worker for it exits idle seconds
+        # later, which counted up to 3 million instructions (user space,
+        # unmap_page_range) in the phase that followed, tcptw's alone
+        sh("udevadm settle -t 10", check=False)
+        time.sleep(4)
         return None
     if mode == "bpftrace":
         log = open("/tmp/bench.bt.log", "w")
@@ -558,6 +576,7 @@ def main():
             raise SystemExit(f"unknown workload {w}: {', '.join(WORKLOADS)}")
     sh("rmmod tcptw", check=False)
     sh("modprobe nf_conntrack", check=False)
+    no_huge_pages()
     runs = {w: {m: [None] * a.rounds for m in MODES} for w in only}
     failed = []
     started = time.time()
