@@ -148,9 +148,11 @@ extern unsigned int tcptw_event_rate;
  */
 static inline bool tcptw_event_spent(struct tcptw_state *st, u8 type)
 {
-	return st->ring && tcptw_event_rate &&
+	unsigned int rate = READ_ONCE(tcptw_event_rate);
+
+	return st->ring && rate &&
 	       jiffies - this_cpu_read(st->pcpu->ev_second) < HZ &&
-	       this_cpu_read(st->pcpu->ev_count[type]) >= tcptw_event_rate;
+	       this_cpu_read(st->pcpu->ev_count[type]) >= rate;
 }
 
 void tcptw_event_init(struct tcptw_event *ev, u8 type);

@@ -65,6 +65,10 @@ cleanup()
 		wait "$pid" 2>/dev/null
 	done
 	BG_PIDS=()
+	# lib_mib.sh's events_every
+	if [ -n "${EVENT_RATE_SAVED:-}" ] && [ -w "$EVENT_RATE" ]; then
+		echo "$EVENT_RATE_SAVED" >"$EVENT_RATE"
+	fi
 	cleanup_all_ns
 	[ -n "$TMPDIR_T" ] && rm -rf "$TMPDIR_T"
 }

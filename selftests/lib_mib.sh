@@ -403,11 +403,25 @@ have_test_build()
 	[ -n "${TCPTW_TEST_KO:-}" ] && [ -r "$TCPTW_TEST_KO" ] &&
 		[ -n "${TCPTW_KO:-}" ]
 }
+# events_every: this script counts every event, where the module records
+# event_rate of them per second, CPU and type (100 by default): the rate is
+# 0 (all) until the script ends (lib.sh's cleanup puts it back) and after
+# each restore_module
+EVENT_RATE=/sys/module/tcptw/parameters/event_rate
+events_every()
+{
+	EVENTS_EVERY=1
+	[ -w "$EVENT_RATE" ] || return 0
+	[ -n "${EVENT_RATE_SAVED:-}" ] || EVENT_RATE_SAVED=$(cat "$EVENT_RATE")
+	echo 0 >"$EVENT_RATE"
+}
 # restore_module: back to the normal build ($TCPTW_KO), default parameters
+# (but events_every's)
 restore_module()
 {
 	grep -q '^tcptw ' /proc/modules && rmmod tcptw
-	timeout 120 insmod "$TCPTW_KO"
+	timeout 120 insmod "$TCPTW_KO" || return
+	[ -z "${EVENTS_EVERY:-}" ] || events_every
 }
 # check_dmesg_clean START: no BUG/WARNING/Oops/GPF line in the kernel log
 # after its first START lines (a check), and the first reports shown

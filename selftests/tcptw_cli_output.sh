@@ -25,6 +25,8 @@ source "$(dirname "$0")/lib.sh"
 require_root
 require_cmd ip python3
 require_module
+# every failure is asserted to leave its event
+events_every
 if [ ! -x "$TCPTW_CLI" ]; then
 	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
 	exit $ksft_skip

@@ -50,6 +50,8 @@ require_root
 require_cmd ip nstat nft conntrack
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 require_sock_py
 have_nat || { echo "SKIP: nftables NAT / conntrack not available"; exit $ksft_skip; }
 

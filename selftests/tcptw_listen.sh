@@ -35,6 +35,8 @@ require_root
 require_cmd ip nstat nft
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 require_sock_py
 
 N=30

@@ -37,6 +37,8 @@ require_root
 require_cmd ip nft conntrack nstat ss
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 if ! have_nat; then
 	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
 	exit $ksft_skip

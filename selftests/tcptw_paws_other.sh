@@ -30,6 +30,8 @@ require_root
 require_cmd ip nstat nft
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 require_sock_py
 "$PY" -c 'import scapy' 2>/dev/null ||
 	{ echo "SKIP: python3-scapy not installed"; exit $ksft_skip; }

@@ -22,6 +22,8 @@ require_root
 require_cmd ip nstat ss taskset
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 
 N=10
 LPORT=45000
@@ -185,6 +187,7 @@ test_slow_lookup()
 	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" \
 		test_tw_syn_delay_us=2000 ||
 		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
+	events_every
 	if probe_gate tcp_timewait_state_process inet_twsk_deschedule_put; then
 		run_recycle rec_slow 198.18.0.1:$LPORT 198.18.0.2:8080 \
 			--bind 198.18.0.1:$LPORT --reuseaddr

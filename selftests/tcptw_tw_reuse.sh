@@ -50,6 +50,8 @@ require_root
 require_cmd ip nstat ss
 require_traffic
 require_module
+# every failure is asserted to leave its event
+events_every
 
 BURST=55
 NBURSTS=3
