@@ -226,27 +226,54 @@ static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
 }
 
 /*
- * A SYN flood's path: the previous call (armed, state @state) sent a
- * cookie, the new one is a SYN at the same row, and the previous call's
- * event would be rate-limited anyway. It joins the run, and the record is
- * armed for the new call with only what changes from SYN to SYN: no
- * table, no event, no key. False if a reader claimed the record first.
+ * A SYN flood's path, tried first at each SYN: the previous call on this
+ * CPU (armed, not a child's) sent a cookie and nothing else, the new SYN
+ * is at the same row, and the previous call's event would be
+ * rate-limited anyway. It joins the run, and the record is armed for the
+ * new call with only what changes from SYN to SYN: no table, no event, no
+ * key, the gauges once a jiffy. False: listen_arm(). The hook runs with
+ * preemption disabled (tcptw_state_hook()), in softirq.
  */
-static bool listen_run(struct tcptw_state *st, struct tcptw_listen_rec *r,
-		       unsigned long state, const unsigned long *m,
-		       const struct sock *sk, const struct sk_buff *skb)
+static __always_inline bool listen_run(const struct sock *sk,
+				       const struct sk_buff *skb)
 {
-	unsigned long next = (state + REC_GEN_ONE + REC_RUN_ONE) & ~REC_ARMED;
+	const struct net *net = sock_net(sk);
+	const struct linux_mib *lm;
+	struct tcptw_listen_rec *r;
+	unsigned long state, next, now, m0, m1, m2;
+	struct tcptw_state *st;
 
+	st = tcptw_state_hook(net);
+	if (unlikely(!st))
+		return true;	/* nothing to arm or settle */
+	r = &this_cpu_ptr(st->pcpu)->listen;
+	state = READ_ONCE(r->state);
+	if (!(state & REC_ARMED) || r->child || REC_RUN(state) == REC_RUN_MAX)
+		return false;
+	lm = this_cpu_ptr(net->mib.net_statistics);
+	m0 = READ_ONCE(lm->mibs[LINUX_MIB_LISTENOVERFLOWS]);
+	m1 = READ_ONCE(lm->mibs[LINUX_MIB_TCPREQQFULLDROP]);
+	m2 = READ_ONCE(lm->mibs[LINUX_MIB_SYNCOOKIESSENT]);
+	/* listen_outcome() == TCPTW_LISTENER_COOKIE_SENT */
+	if (m0 != r->mib[0] || m1 != r->mib[1] || m2 == r->mib[2] ||
+	    !listen_same_row(r, sk) ||
+	    !tcptw_event_spent(st, TCPTW_EV_LISTEN_SYN_COOKIE))
+		return false;
+	next = (state + REC_GEN_ONE + REC_RUN_ONE) & ~REC_ARMED;
 	/* the next generation before any field changes (a full barrier) */
 	if (cmpxchg(&r->state, state, next) != state)
-		return false;
+		return false;	/* a reader claimed it */
 	tcptw_inc(st, TCPTW_EVENTS_RATE_LIMITED);
+	now = jiffies;
 	r->run_when = r->when;
-	memcpy(r->mib, m, sizeof(r->mib));
-	r->when = jiffies;
+	r->mib[0] = m0;
+	r->mib[1] = m1;
+	r->mib[2] = m2;
+	/* the row's gauges: the last arm's, if of this jiffy */
+	if (r->when != now)
+		listen_gauges(sk, &r->backlog, &r->max);
+	r->when = now;
 	tcptw_tuple_from_skb(&r->t, skb);
-	listen_gauges(sk, &r->backlog, &r->max);
 	/* the fields before the armed state (tcptw_listen_settle()) */
 	smp_store_release(&r->state, next | REC_ARMED);
 	return true;
@@ -258,10 +285,11 @@ static bool listen_run(struct tcptw_state *st, struct tcptw_listen_rec *r,
  * previous call's tests are done), then arm it for this one. A reader
  * that copied the record meanwhile fails its claim: the generation moves
  * before any field does. A flood's cookies at one row are settled as a
- * run (listen_run()).
+ * run (listen_run(), tried first for a SYN).
  */
-static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
-		       bool child, bool syn)
+static noinline void listen_arm(const struct sock *sk,
+				const struct sk_buff *skb, bool child,
+				bool syn)
 {
 	const struct net *net = sock_net(sk);
 	unsigned long m[TCPTW_LISTEN_MIBS];
@@ -277,15 +305,6 @@ static void listen_arm(const struct sock *sk, const struct sk_buff *skb,
 		goto out;
 	r = &this_cpu_ptr(st->pcpu)->listen;
 	listen_mibs_read(this_cpu_ptr(net->mib.net_statistics), m);
-	state = READ_ONCE(r->state);
-	if ((state & REC_ARMED) && !child) {
-		col = listen_outcome(r, m);
-		if (col == TCPTW_LISTENER_COOKIE_SENT &&
-		    REC_RUN(state) < REC_RUN_MAX && listen_same_row(r, sk) &&
-		    tcptw_event_spent(st, TCPTW_EV_LISTEN_SYN_COOKIE) &&
-		    listen_run(st, r, state, m, sk, skb))
-			goto out;
-	}
 	/*
 	 * Settle: the run and the call, each unless a reader took it (a
 	 * reader may take the run alone and leave the call armed: again).
@@ -373,8 +392,11 @@ void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
  */
 static void conn_request_pre(struct pt_regs *regs)
 {
-	listen_arm((void *)regs_get_kernel_argument(regs, 2),
-		   (void *)regs_get_kernel_argument(regs, 3), false, true);
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
+	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
+
+	if (!listen_run(sk, skb))
+		listen_arm(sk, skb, false, true);
 }
 
 /*

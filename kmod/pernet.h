@@ -85,21 +85,36 @@ struct tcptw_net {
 
 extern unsigned int tcptw_net_id __read_mostly;
 
+/* our slot of @ng, if it has one: a netns dying at load time never got it */
+static inline struct tcptw_net *tcptw_net_slot(const struct net_generic *ng)
+{
+	if (unlikely(!ng || ng->s.len <= tcptw_net_id))
+		return NULL;
+	return ng->ptr[tcptw_net_id];
+}
+
 /*
  * The state of @net, or NULL (netns being created or dismantled, or one
  * that was already dying when the module loaded). Caller holds
- * rcu_read_lock() or runs with preemption disabled.
+ * rcu_read_lock().
  */
 static inline struct tcptw_state *tcptw_state(const struct net *net)
 {
-	const struct net_generic *ng = rcu_dereference(net->gen);
-	struct tcptw_net *tn;
+	struct tcptw_net *tn = tcptw_net_slot(rcu_dereference(net->gen));
 
-	/* a netns dying at load time never got our slot */
-	if (unlikely(!ng || ng->s.len <= tcptw_net_id))
-		return NULL;
-	tn = ng->ptr[tcptw_net_id];
 	return tn ? rcu_dereference(tn->state) : NULL;
+}
+
+/*
+ * tcptw_state() in a hook, which runs with preemption disabled: a read
+ * section of RCU (every flavour is one since v4.20) without
+ * rcu_read_lock(), a call on kernels with preemptible RCU.
+ */
+static inline struct tcptw_state *tcptw_state_hook(const struct net *net)
+{
+	struct tcptw_net *tn = tcptw_net_slot(rcu_dereference_sched(net->gen));
+
+	return tn ? rcu_dereference_sched(tn->state) : NULL;
 }
 
 static inline void tcptw_inc(struct tcptw_state *st, enum tcptw_counter c)

@@ -64,20 +64,31 @@ static inline void tcptw_tuple_from_skb(struct tcptw_tuple *t,
 					const struct sk_buff *skb)
 {
 	const struct tcphdr *th = tcp_hdr(skb);
+	__be16 sport = th->source, dport = th->dest;
+	const struct iphdr *iph;
+	__be32 saddr, daddr;
 
-	t->sport = th->source;
-	t->dport = th->dest;
+	/* the loads first: for all the compiler knows, @t may alias the headers */
 #if IS_ENABLED(CONFIG_IPV6)
 	if (skb->protocol == htons(ETH_P_IPV6)) {
+		const struct ipv6hdr *ip6h = ipv6_hdr(skb);
+
+		t->saddr.v6 = ip6h->saddr;
+		t->daddr.v6 = ip6h->daddr;
+		t->sport = sport;
+		t->dport = dport;
 		t->family = AF_INET6;
-		t->saddr.v6 = ipv6_hdr(skb)->saddr;
-		t->daddr.v6 = ipv6_hdr(skb)->daddr;
 		return;
 	}
 #endif
+	iph = ip_hdr(skb);
+	saddr = iph->saddr;
+	daddr = iph->daddr;
+	t->saddr.v4 = saddr;
+	t->daddr.v4 = daddr;
+	t->sport = sport;
+	t->dport = dport;
 	t->family = AF_INET;
-	t->saddr.v4 = ip_hdr(skb)->saddr;
-	t->daddr.v4 = ip_hdr(skb)->daddr;
 }
 
 /* The last peer timestamp @tw recorded, if any, into @ev. */
