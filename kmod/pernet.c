@@ -108,7 +108,7 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev)
 	tcptw_event_push(st, ev);
 }
 
-bool tcptw_event_ok(struct tcptw_state *st, u8 type)
+bool tcptw_event_allowed(struct tcptw_state *st, u8 type)
 {
 	return st->ring && emit_allowed(st, type);
 }

@@ -145,21 +145,13 @@ void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
  */
 bool tcptw_event_start(struct tcptw_state *st, struct tcptw_event *ev,
 		       u8 type);
-/*
- * The same in two steps, for a hook that counts floods: whether this CPU
- * may record an event of @type now (EventsRateLimited counted if not),
- * then, in a function of its own that only runs if so, @ev zeroed as one.
- * Kernels built with CONFIG_INIT_STACK_ALL_ZERO zero every local event at
- * the entry of the function that declares it, rate-limited or not.
- */
-bool tcptw_event_ok(struct tcptw_state *st, u8 type);
 /* the event_rate module parameter */
 extern unsigned int tcptw_event_rate;
 
 /*
  * Has this CPU recorded its event_rate events of @type in @st this
- * second? Then tcptw_event_ok() would say no and count the decision in
- * EventsRateLimited, which the caller does. Preemption disabled.
+ * second? Then tcptw_event_ok() says no and counts the decision in
+ * EventsRateLimited. Preemption disabled.
  */
 static inline bool tcptw_event_spent(struct tcptw_state *st, u8 type)
 {
@@ -168,6 +160,26 @@ static inline bool tcptw_event_spent(struct tcptw_state *st, u8 type)
 	return st->ring && rate &&
 	       jiffies - this_cpu_read(st->pcpu->ev_second) < HZ &&
 	       this_cpu_read(st->pcpu->ev_count[type]) >= rate;
+}
+
+/* tcptw_event_ok() once the inline test has not said no */
+bool tcptw_event_allowed(struct tcptw_state *st, u8 type);
+
+/*
+ * tcptw_event_start() in two steps, for a hook that counts floods:
+ * whether this CPU may record an event of @type now (EventsRateLimited
+ * counted if not; a flood's case, inline), then, in a function of its own
+ * that only runs if so, @ev zeroed as one. Kernels built with
+ * CONFIG_INIT_STACK_ALL_ZERO zero every local event at the entry of the
+ * function that declares it, rate-limited or not. Preemption disabled.
+ */
+static inline bool tcptw_event_ok(struct tcptw_state *st, u8 type)
+{
+	if (tcptw_event_spent(st, type)) {
+		tcptw_inc(st, TCPTW_EVENTS_RATE_LIMITED);
+		return false;
+	}
+	return tcptw_event_allowed(st, type);
 }
 
 void tcptw_event_init(struct tcptw_event *ev, u8 type);

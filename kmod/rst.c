@@ -77,8 +77,8 @@ static bool synsent_paws_rejected(const struct sock *sk,
 	       !after(ack, READ_ONCE(tp->snd_nxt));
 }
 
-/* the event of a SYN-SENT PAWS reject of @sk's SYN-ACK */
-static void paws_active_event(struct tcptw_state *st, const struct sock *sk)
+/* the event of a SYN-SENT PAWS reject of @sk's SYN-ACK (its own frame) */
+static noinline void paws_active_event(struct tcptw_state *st, const struct sock *sk)
 {
 	struct tcptw_event ev;
 
@@ -107,7 +107,8 @@ static noinline void rst_sent_event(struct tcptw_state *st,
  * request or full one): its event (src = this host, dst = the segment's
  * source). The kernel sends none without a socket or a route; a RST it
  * then does not send after all (replying to a RST, a route lost) still
- * has its event, while OutRsts says what went out.
+ * has its event, while OutRsts says what went out. Both callers run with
+ * preemption disabled (tcptw_state_hook()).
  */
 static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		     u8 reason, bool paws)
@@ -121,17 +122,14 @@ static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		net = dev_net(skb_dst(skb)->dev);
 	else
 		return;
-	rcu_read_lock();
-	st = tcptw_state(net);
+	st = tcptw_state_hook(net);
 	if (!st)
-		goto out;
+		return;
 	if (paws)
 		paws_active_event(st, sk);
 	/* a RST flood: most are only counted (event_rate) */
 	if (tcptw_event_ok(st, TCPTW_EV_RST_SENT))
 		rst_sent_event(st, skb, reason);
-out:
-	rcu_read_unlock();
 }
 
 /* tcp_v{4,6}_send_reset(sk, skb[, reason]) before 6.10 */
