@@ -116,7 +116,10 @@ static u8 refusal(const struct sock *sk, bool bound, struct sock **tw)
 		return TCPTW_REUSE_DISABLED;
 	if (!bound && reuse == 2 && !sk_is_loopback(sk))
 		return TCPTW_REUSE_LOOPBACK_ONLY;
+	/* the established hash's lookups, as lockdep wants them */
+	rcu_read_lock();
 	*tw = bound ? tw_holding(sk, inet_sk(sk)->inet_num) : tw_in_range(sk);
+	rcu_read_unlock();
 	if (!*tw)
 		return TCPTW_REUSE_OK;
 	if (!bound && tcptw_compat_tw_reuse_checks_fin_wait2() &&
@@ -191,6 +194,7 @@ static noinline void connect_event(struct tcptw_state *st, u8 type,
 static noinline void syn_sent_closed(const struct sock *sk)
 {
 	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
+	struct tcptw_table_key key;
 	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
 	struct sock *tw = NULL;
@@ -202,10 +206,10 @@ static noinline void syn_sent_closed(const struct sock *sk)
 	    READ_ONCE(tcp_sk(sk)->segs_out))
 		return;
 	bound = inet_sk(sk)->inet_num != 0;
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
+	/* the tracepoint's handler runs with preemption disabled */
+	st = tcptw_state_hook(sock_net(sk));
 	if (!st)
-		goto out;
+		return;
 	tcptw_inc(st, bound ? TCPTW_CONNECT_TUPLE_IN_USE :
 		  TCPTW_CONNECT_PORT_EXHAUSTED);
 	col = bound ? TCPTW_PEER_TUPLE_IN_USE : TCPTW_PEER_PORT_EXHAUSTED;
@@ -224,8 +228,8 @@ static noinline void syn_sent_closed(const struct sock *sk)
 		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
 		col2 = TCPTW_PEER_DENIED_DISABLED + reason - 1;
 	}
-	tcptw_table_inc2(st->peers, t.family, &t.daddr, t.dport, col, col2,
-			 0, 0);
+	tcptw_table_key_set(&key, t.family, &t.daddr, t.dport);
+	tcptw_table_inc2_key(st->peers, &key, col, col2);
 	/* one event, with the refusal's reason and its socket's age */
 	type = bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
 		       TCPTW_EV_CONNECT_PORT_EXHAUSTED;
@@ -233,8 +237,6 @@ static noinline void syn_sent_closed(const struct sock *sk)
 		connect_event(st, type, &t, age, reason, tw);
 	if (tw)
 		sock_gen_put(tw);
-out:
-	rcu_read_unlock();
 }
 
 /*

@@ -20,9 +20,12 @@
  * rejects from one NAT address), so a row's cache line must not take a
  * write per event. Each CPU keeps its latest row's counts aside (struct
  * table_pending: which row, at which sequence number, how many in each
- * column) and adds them to the row when the row changes, at most every
- * jiffy, or after TABLE_BATCH counts (a batch of more than one under the
- * bucket's lock, so that a takeover cannot take it). That row is also
+ * column, the columns a batch counts in and the jiffy of its last count)
+ * and adds them to the row when the row changes, when a jiffy has passed
+ * and the next count is in other columns (so that every column's count
+ * in a batch has the batch's time, exact to the jiffy), or after
+ * TABLE_BATCH counts (a batch of more than one under the bucket's lock,
+ * so that a takeover cannot take it). That row is also
  * where the next count looks first: a flood at one endpoint neither hashes
  * its key nor walks its bucket, and reads nothing of the row but its
  * sequence number (the CPU keeps a copy of the key). Readers take
@@ -71,19 +74,24 @@ struct table_row {
 
 /*
  * Per CPU: counts of one row not yet added to the row, per column. Written
- * only by its CPU, interrupts off; @gen is odd while it changes, so that a
- * reader on another CPU takes a whole entry or tries again.
+ * only by its CPU, by one writer at a time: the fast path claims it with
+ * @busy (a writer that interrupted another on this CPU finds it set and
+ * counts in the row instead), the slow path with interrupts off as well.
+ * @gen is odd while it changes, so that a reader on another CPU takes a
+ * whole entry or tries again.
  */
 struct table_pending {
 	u32 gen;
+	bool busy;
 	u32 seq;		/* the row's seq when they were counted */
 	struct table_row *row;	/* NULL: nothing pending */
 	struct table_key key;	/* the row's key at @seq */
 	u32 bucket;		/* the row's bucket (its lock) */
 	u16 total;		/* the sum of n[] */
+	u16 cols;		/* the columns counted in: BIT(column) */
 	u16 n[TCPTW_TABLE_COLS];
 	u32 gauge[2];		/* the latest values given with them */
-	unsigned long since;	/* jiffies of the batch's counts */
+	unsigned long since;	/* jiffies of the batch's last count */
 };
 
 /* what a reader took of one CPU's pending counts */
@@ -317,14 +325,37 @@ static bool key_eq(const struct table_key *a, const struct table_key *b)
 	       a->port == b->port && a->family == b->family;
 }
 
+/* the columns of a count in @col (and @col2) */
+static __always_inline u16 cols_of(unsigned int col, unsigned int col2)
+{
+	BUILD_BUG_ON(TCPTW_TABLE_COLS > 16);
+	return BIT(col) | (col2 != TCPTW_TABLE_NO_COL ? BIT(col2) : 0);
+}
+
 /*
- * Count @n in @col (and one in @col2) in @p, whose gen is odd, and end the
- * update; @add is their sum. No other writer on this CPU meanwhile.
+ * May a count in columns @cols at jiffies @now join @p's batch of the
+ * same row? The batch's time is that of its last count: only if it is of
+ * the same jiffy, or every count in it is in the same columns.
+ */
+static __always_inline bool pending_joins(const struct table_pending *p,
+					  u16 cols, unsigned long now)
+{
+	return p->since == now || p->cols == cols;
+}
+
+/*
+ * Count @n in @col (and one in @col2) at jiffies @now in @p, whose gen is
+ * odd, and end the update; @add is their sum. No other writer on this CPU
+ * meanwhile.
  */
 static void pending_bump(struct table_pending *p, unsigned int col,
 			 unsigned int col2, unsigned int n, unsigned int add,
-			 u32 g0, u32 g1)
+			 unsigned long now, u32 g0, u32 g1)
 {
+	/* a settled decision may come with an older time than the batch's */
+	if (time_after(now, p->since))
+		WRITE_ONCE(p->since, now);
+	WRITE_ONCE(p->cols, p->cols | cols_of(col, col2));
 	WRITE_ONCE(p->gauge[0], g0);
 	WRITE_ONCE(p->gauge[1], g1);
 	WRITE_ONCE(p->n[col], p->n[col] + n);
@@ -383,10 +414,17 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 	/* hooks run in task and BH context: one writer per CPU at a time */
 	local_irq_save(flags);
 	p = this_cpu_ptr(tbl->pending);
+	if (READ_ONCE(p->busy)) {
+		/* this interrupted the fast path's writer (table_count_fast()) */
+		local_irq_restore(flags);
+		row_count_now(tbl, r, seq, bi, col, col2, n, now, g0, g1);
+		return;
+	}
 	WRITE_ONCE(p->gen, p->gen + 1);
 	/* the odd gen is visible before any field changes */
 	smp_wmb();
-	if (p->row != r || p->seq != seq || p->since != now ||
+	if (p->row != r || p->seq != seq ||
+	    !pending_joins(p, cols_of(col, col2), now) ||
 	    p->total > TABLE_BATCH - add) {
 		/* readers never see a batch that is already in its row */
 		pending_flush(tbl, p);
@@ -396,21 +434,24 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 		WRITE_ONCE(p->bucket, bi);
 		WRITE_ONCE(p->since, now);
 		WRITE_ONCE(p->total, 0);
+		WRITE_ONCE(p->cols, 0);
 		for (c = 0; c < TCPTW_TABLE_COLS; c++)
 			WRITE_ONCE(p->n[c], 0);
 	}
-	pending_bump(p, col, col2, n, add, g0, g1);
+	pending_bump(p, col, col2, n, add, now, g0, g1);
 	local_irq_restore(flags);
 }
 
 /*
  * The fast path, taken by a flood at one endpoint: this CPU's pending
- * counts are @k's, of this jiffy, with room for @n (and @col2's one)
- * more, and their row still holds @k (its sequence number has not moved
+ * counts are @k's, may take this one (pending_joins()), have room for @n
+ * (and @col2's one) more, and their row still holds @k (its sequence number has not moved
  * since the key was found there). No hash, no bucket, nothing of the row
- * read but its sequence number. False: take the slow path. No other
- * writer on this CPU meanwhile (interrupts off, or every writer of @tbl
- * in BH context or with BH disabled).
+ * read but its sequence number. False: take the slow path. Preemption is
+ * disabled (a hook); interrupts are not: the entry is claimed (@busy)
+ * before any of it is read, and a writer that interrupted the claim's
+ * holder finds it set and takes the slow path, which counts in the row.
+ * One that came between the test and the claim has finished by then.
  */
 static __always_inline bool
 table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
@@ -419,15 +460,26 @@ table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
 {
 	unsigned int add = n + (col2 != TCPTW_TABLE_NO_COL);
 	struct table_pending *p = this_cpu_ptr(tbl->pending);
+	bool hit = false;
 
-	if (!p->row || p->since != now || p->total > TABLE_BATCH - add ||
-	    !key_eq(&p->key, k) || READ_ONCE(p->row->seq) != p->seq)
+	if (READ_ONCE(p->busy))
 		return false;
+	WRITE_ONCE(p->busy, true);
+	/* the claim before any read of the entry (this CPU's writers only) */
+	barrier();
+	if (!p->row || !pending_joins(p, cols_of(col, col2), now) ||
+	    p->total > TABLE_BATCH - add || !key_eq(&p->key, k) ||
+	    READ_ONCE(p->row->seq) != p->seq)
+		goto out;
 	WRITE_ONCE(p->gen, p->gen + 1);
 	/* the odd gen is visible before any field changes */
 	smp_wmb();
-	pending_bump(p, col, col2, n, add, g0, g1);
-	return true;
+	pending_bump(p, col, col2, n, add, now, g0, g1);
+	hit = true;
+out:
+	barrier();
+	WRITE_ONCE(p->busy, false);
+	return hit;
 }
 
 /*
@@ -512,57 +564,49 @@ found:
 	spin_unlock_irqrestore(&b->lock, flags);
 }
 
+/* @n in @col (and one in @col2) of @k's row at jiffies @when */
+static __always_inline void table_add(struct tcptw_table *tbl,
+				      const struct table_key *k,
+				      unsigned int col, unsigned int col2,
+				      unsigned int n, u32 g0, u32 g1,
+				      unsigned long when)
+{
+	BUILD_BUG_ON(TCPTW_TABLE_ADD_MAX > TABLE_BATCH);
+	if (!tbl || !n)
+		return;		/* no table in this netns (status file) */
+	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
+			 (col2 >= TCPTW_TABLE_COLS &&
+			  col2 != TCPTW_TABLE_NO_COL) ||
+			 n > TCPTW_TABLE_ADD_MAX))
+		return;
+	if (tbl->pending &&
+	    table_count_fast(tbl, k, col, col2, n, when, g0, g1))
+		return;
+	table_inc_slow(tbl, k, col, col2, n, g0, g1, when);
+}
+
 static void table_inc(struct tcptw_table *tbl, u16 family, const void *addr,
 		      __be16 port, unsigned int col, unsigned int col2,
 		      u32 g0, u32 g1, unsigned long now)
 {
-	struct table_key key = { .port = port, .family = family };
-	unsigned long flags;
-	bool hit;
+	struct table_key key;
 
-	if (!tbl)
-		return;		/* no table in this netns (status file) */
-	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
-			 (col2 >= TCPTW_TABLE_COLS &&
-			  col2 != TCPTW_TABLE_NO_COL)))
-		return;
-	/* fixed sizes: a copy of a variable length is a loop */
-	if (family == AF_INET6)
-		memcpy(&key.addr, addr, 16);
-	else
-		memcpy(&key.addr, addr, 4);
-	if (tbl->pending) {
-		/* hooks run in task and BH context: one writer at a time */
-		local_irq_save(flags);
-		hit = table_count_fast(tbl, &key, col, col2, 1, now, g0, g1);
-		local_irq_restore(flags);
-		if (hit)
-			return;
-	}
-	table_inc_slow(tbl, &key, col, col2, 1, g0, g1, now);
+	tcptw_table_key_set(&key, family, addr, port);
+	table_add(tbl, &key, col, col2, 1, g0, g1, now);
 }
 
 void tcptw_table_add_key_bh(struct tcptw_table *tbl,
 			    const struct tcptw_table_key *k, unsigned int col,
 			    unsigned int n, u32 g0, u32 g1, unsigned long when)
 {
-	BUILD_BUG_ON(TCPTW_TABLE_ADD_MAX > TABLE_BATCH);
-	if (!tbl || !n)
-		return;
-	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
-			 n > TCPTW_TABLE_ADD_MAX))
-		return;
-	if (tbl->pending &&
-	    table_count_fast(tbl, k, col, TCPTW_TABLE_NO_COL, n, when, g0, g1))
-		return;
-	table_inc_slow(tbl, k, col, TCPTW_TABLE_NO_COL, n, g0, g1, when);
+	table_add(tbl, k, col, TCPTW_TABLE_NO_COL, n, g0, g1, when);
 }
 
-void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
-		      __be16 port, unsigned int col, unsigned int col2,
-		      u32 g0, u32 g1)
+void tcptw_table_inc2_key(struct tcptw_table *tbl,
+			  const struct tcptw_table_key *k, unsigned int col,
+			  unsigned int col2)
 {
-	table_inc(tbl, family, addr, port, col, col2, g0, g1, jiffies);
+	table_add(tbl, k, col, col2, 1, 0, 0, jiffies);
 }
 
 void tcptw_table_inc(struct tcptw_table *tbl, u16 family, const void *addr,

@@ -10,6 +10,8 @@
 
 #include <linux/in6.h>
 #include <linux/seq_file_net.h>
+#include <linux/socket.h>
+#include <linux/string.h>
 #include <linux/types.h>
 
 struct seq_file;
@@ -70,11 +72,31 @@ void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
 void tcptw_table_add_key_bh(struct tcptw_table *tbl,
 			    const struct tcptw_table_key *k, unsigned int col,
 			    unsigned int n, u32 g0, u32 g1, unsigned long when);
-/* the same for two columns of one row at once (@col2: or TCPTW_TABLE_NO_COL) */
+/*
+ * One in @col and one in @col2 (or TCPTW_TABLE_NO_COL) of key @k's row,
+ * now, without gauges. Preemption disabled (a hook), any context.
+ */
 #define TCPTW_TABLE_NO_COL	(~0U)
-void tcptw_table_inc2(struct tcptw_table *tbl, u16 family, const void *addr,
-		      __be16 port, unsigned int col, unsigned int col2,
-		      u32 g0, u32 g1);
+void tcptw_table_inc2_key(struct tcptw_table *tbl,
+			  const struct tcptw_table_key *k, unsigned int col,
+			  unsigned int col2);
+
+/* @k: the row key of @family's @addr (4 or 16 bytes) and @port */
+static inline void tcptw_table_key_set(struct tcptw_table_key *k, u16 family,
+				       const void *addr, __be16 port)
+{
+	/* fixed sizes: a copy of a variable length is a loop */
+	if (family == AF_INET6) {
+		memcpy(&k->addr, addr, 16);
+	} else {
+		memcpy(&k->addr, addr, 4);
+		k->addr.s6_addr32[1] = 0;
+		k->addr.s6_addr32[2] = 0;
+		k->addr.s6_addr32[3] = 0;
+	}
+	k->port = port;
+	k->family = family;
+}
 /*
  * A table file (peers, listeners) streamed a buffer at a time: its
  * seq_file state, sized by proc_create_net(..., sizeof(struct
