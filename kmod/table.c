@@ -442,6 +442,40 @@ static void table_count(struct tcptw_table *tbl, struct table_row *r,
 	local_irq_restore(flags);
 }
 
+#ifdef TCPTW_TEST
+/*
+ * Test build: a count from a hook in an interrupt, made where one could
+ * come, inside a task's claim of its CPU's batch (tcptw_tables.sh).
+ */
+static noinline void table_test_nest(struct tcptw_table *tbl)
+{
+	const __be32 addr = cpu_to_be32(0xc612fffe);	/* 198.18.255.254 */
+	unsigned int left = READ_ONCE(tcptw_test_table_nest);
+
+	if (!left || !in_task())
+		return;
+	WRITE_ONCE(tcptw_test_table_nest, left - 1);
+	WRITE_ONCE(tcptw_test_table_nested,
+		   READ_ONCE(tcptw_test_table_nested) + 1);
+	tcptw_table_inc(tbl, AF_INET, &addr, 0, TCPTW_PEER_PORT_EXHAUSTED,
+			0, 0);
+}
+
+static void table_test_busy_seen(void)
+{
+	WRITE_ONCE(tcptw_test_table_busy_seen,
+		   READ_ONCE(tcptw_test_table_busy_seen) + 1);
+}
+#else
+static inline void table_test_nest(struct tcptw_table *tbl)
+{
+}
+
+static inline void table_test_busy_seen(void)
+{
+}
+#endif
+
 /*
  * The fast path, taken by a flood at one endpoint: this CPU's pending
  * counts are @k's, may take this one (pending_joins()), have room for @n
@@ -462,8 +496,10 @@ table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
 	struct table_pending *p = this_cpu_ptr(tbl->pending);
 	bool hit = false;
 
-	if (READ_ONCE(p->busy))
+	if (READ_ONCE(p->busy)) {
+		table_test_busy_seen();
 		return false;
+	}
 	WRITE_ONCE(p->busy, true);
 	/* the claim before any read of the entry (this CPU's writers only) */
 	barrier();
@@ -471,6 +507,7 @@ table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
 	    p->total > TABLE_BATCH - add || !key_eq(&p->key, k) ||
 	    READ_ONCE(p->row->seq) != p->seq)
 		goto out;
+	table_test_nest(tbl);
 	WRITE_ONCE(p->gen, p->gen + 1);
 	/* the odd gen is visible before any field changes */
 	smp_wmb();

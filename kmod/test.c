@@ -45,3 +45,19 @@ module_param_named(test_table_rows_max, tcptw_test_table_rows_max, uint,
 		   0444);
 MODULE_PARM_DESC(test_table_rows_max,
 		 "test build: the most peers or listeners rows one read section copied");
+
+unsigned int tcptw_test_table_nest;
+module_param_named(test_table_nest, tcptw_test_table_nest, uint, 0444);
+MODULE_PARM_DESC(test_table_nest,
+		 "test build: task-context counts of a table that count once more in it from inside their claim, as an interrupt's hook would (decremented)");
+
+unsigned int tcptw_test_table_nested;
+module_param_named(test_table_nested, tcptw_test_table_nested, uint, 0444);
+MODULE_PARM_DESC(test_table_nested,
+		 "test build: counts test_table_nest made (peers row 198.18.255.254 port 0, port_exhausted)");
+
+unsigned int tcptw_test_table_busy_seen;
+module_param_named(test_table_busy_seen, tcptw_test_table_busy_seen, uint,
+		   0444);
+MODULE_PARM_DESC(test_table_busy_seen,
+		 "test build: counts that found their CPU's batch claimed and went to the row");

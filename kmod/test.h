@@ -34,6 +34,14 @@ extern unsigned int tcptw_test_ack_full_seen;
 void tcptw_test_coexist_uninit(void);
 /* the most table rows one read section copied (table.c) */
 extern unsigned int tcptw_test_table_rows_max;
+/*
+ * table.c: counts to make from inside a claimed batch, as a hook in an
+ * interrupt would; how many were made; how many counts found a batch
+ * claimed
+ */
+extern unsigned int tcptw_test_table_nest;
+extern unsigned int tcptw_test_table_nested;
+extern unsigned int tcptw_test_table_busy_seen;
 
 static inline void tcptw_test_table_row_copied(unsigned int rows)
 {

@@ -25,18 +25,27 @@
 #      evict chosen rows): all 12 rows are kept, each exact. The odds that
 #      a random seed puts 9 of them in one bucket are about 1 in 10^5.
 #  (d) the listeners file is streamed (below, NLSN).
+#  (e) a CPU's batch, claimed by a count in task context (a failed
+#      connect()), is left alone by a count that interrupts it: the test
+#      build's test_table_nest makes NNEST counts to another row
+#      (198.18.255.254 port 0) from inside that claim, as a hook in an
+#      interrupt would, during NFAIL failed connects to one destination
+#      from one CPU. Each goes to its row (the batch found claimed), and
+#      the destination's row is exact (== the client's EADDRNOTAVAIL).
 # The module is loaded again with its default parameters afterwards.
 
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/reuse_lib.sh"
 
 require_root
-require_cmd ip insmod rmmod
+require_cmd ip insmod rmmod taskset
 require_traffic
 require_module
 
 NDST=12
 PORT0=9001
+NNEST=20
+NFAIL=50
 SMALL=8
 RELOADED=0
 
@@ -344,8 +353,63 @@ test_stream()
 	log_test "$name"
 }
 
+test_nest()
+{
+	local name="tables: $NNEST counts from inside a claimed batch, as an interrupt's: each in its row, the batch's own exact"
+	local par=/sys/module/tcptw/parameters out=$TMPDIR_T/nest.json
+	local p=$PORT0 ok failed nested busy
+
+	test_begin "nest"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	if ! reload_with "$TCPTW_TEST_KO" test_table_nest=$NNEST; then
+		check_err 1 "cannot load the test build with test_table_nest=$NNEST"
+		log_test "$name"
+		return
+	fi
+	if pair_setup && rl_client_sysctls "$cli" 0 40000 40000 &&
+		server_start "$srv" "$TMPDIR_T/server.nest.json" \
+			--listen 198.18.0.2:$p --count 0 --timeout 60 \
+			--close-first client; then
+		# one CPU: every failure after the first finds the batch its own
+		timeout 60 taskset -c 0 "$TRAFFIC" client \
+			--connect 198.18.0.2:$p --count $((NFAIL + 1)) \
+			--netns "$(nspath "$cli")" --close-first client --barrier \
+			--connect-timeout 3000 --timeout 50 >"$out"
+		check_err $? "client to :$p failed"
+		ok=$(json_get "$out" ok)
+		failed=$(json_get "$out" errors.EADDRNOTAVAIL)
+		nested=$(cat $par/test_table_nested)
+		busy=$(cat $par/test_table_busy_seen)
+		rl_peers_dump "$cli"
+		check_eq "client ok" "$ok" 1
+		check_eq "client EADDRNOTAVAIL" "$failed" $NFAIL
+		check_eq "counts made from inside a claim" "$nested" $NNEST
+		check_eq "counts that found the batch claimed" "$busy" "$nested"
+		check_eq "peers 198.18.0.2 $p port_exhausted == client EADDRNOTAVAIL" \
+			"$(rl_peer "$cli" 198.18.0.2 $p port_exhausted)" "$failed"
+		check_eq "peers 198.18.0.2 $p denied_disabled == client EADDRNOTAVAIL" \
+			"$(rl_peer "$cli" 198.18.0.2 $p denied_disabled)" "$failed"
+		check_eq "peers 198.18.255.254 0 port_exhausted == counts made inside" \
+			"$(rl_peer "$cli" 198.18.255.254 0 port_exhausted)" "$nested"
+		check_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
+			"$(tw_counter "$cli" ConnectPortExhausted)" "$failed"
+	else
+		check_err 1 "topology or server setup failed"
+	fi
+	cleanup_all_ns
+	if ! reload; then
+		check_err 1 "cannot load tcptw again with its defaults"
+	fi
+	log_test "$name"
+}
+
 tests_run \
 	test_small \
 	test_default \
 	test_seeded \
-	test_stream
+	test_stream \
+	test_nest
