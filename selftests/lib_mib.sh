@@ -411,9 +411,15 @@ EVENT_RATE=/sys/module/tcptw/parameters/event_rate
 events_every()
 {
 	EVENTS_EVERY=1
-	[ -w "$EVENT_RATE" ] || return 0
+	event_rate_set 0 2>/dev/null || true
+}
+# event_rate_set N: the module's event_rate is N until the script ends
+# (or event_rate_set again); false if the module has no writable one
+event_rate_set()
+{
+	[ -w "$EVENT_RATE" ] || return 1
 	[ -n "${EVENT_RATE_SAVED:-}" ] || EVENT_RATE_SAVED=$(cat "$EVENT_RATE")
-	echo 0 >"$EVENT_RATE"
+	echo "$1" >"$EVENT_RATE"
 }
 # restore_module: back to the normal build ($TCPTW_KO), default parameters
 # (but events_every's)

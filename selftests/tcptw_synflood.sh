@@ -9,7 +9,8 @@
 #   raw SYNs (tcptw_flood),         tcp_syncookies=2: every SYN a cookie;
 #   SYN-ACKs dropped by nft          a listener that never accepts
 #
-# tcptw reloaded with event_rate=20 (events per second, CPU and type);
+# event_rate set to 20 (events per second, CPU and type) while loaded,
+# after writes it must refuse (not a number, negative, past 32 bits);
 # FLOOD SYNs as fast as the guest sends them, from one sender pinned to
 # each CPU (up to 4), so that every CPU counts for the one listener row.
 # Asserted: srv ListenSynCookieSent == SyncookiesSent delta (every
@@ -30,7 +31,7 @@
 source "$(dirname "$0")/lib.sh"
 
 require_root
-require_cmd ip nft nstat insmod rmmod
+require_cmd ip nft nstat
 require_traffic
 require_module
 
@@ -46,8 +47,14 @@ test_synflood()
 
 	test_begin "$name"
 	[ -x "$FLOOD_BIN" ] || { skip_test "no $FLOOD_BIN (make -C selftests)"; log_test "$name"; return; }
-	rmmod tcptw && timeout 120 insmod "$TCPTW_KO" event_rate=$RATE ||
-		{ check_err 1 "insmod event_rate=$RATE failed"; restore_module; log_test "$name"; return; }
+	event_rate_set $RATE ||
+		{ check_err 1 "event_rate not writable ($EVENT_RATE)"; log_test "$name"; return; }
+	for bad in abc -1 4294967296 "20 30"; do
+		if echo "$bad" 2>/dev/null >"$EVENT_RATE"; then
+			check_err 1 "event_rate took '$bad'"
+		fi
+	done
+	check_eq "event_rate after the bad writes" "$(cat "$EVENT_RATE")" $RATE
 	setup_ns cli srv
 	veth_pair "$cli" "$srv" eth0 198.18.6.1/24 $SRV/24 &&
 		busywait 3000 link_up "$cli" eth0 &&
@@ -141,8 +148,7 @@ test_synflood()
 	check_eq "cli ListenSynCookieSent (control)" "$(d c_tw_ListenSynCookieSent)" 0
 	check_eq "cli EventsRateLimited (control)" "$(d c_tw_EventsRateLimited)" 0
 	cleanup_all_ns
-	restore_module
-	check_eq "reload of the normal build" "$?" 0
+	event_rate_set "$EVENT_RATE_SAVED"
 	log_test "$name"
 }
 
