@@ -184,11 +184,15 @@ static void listen_count(struct tcptw_state *st,
 #define REC_GEN_ONE	(REC_RUN_ONE << TCPTW_LISTEN_RUN_BITS)
 #define REC_RUN(state)	(((state) & REC_RUN_MASK) / REC_RUN_ONE)
 
-/* a claimed run of @n cookies, in @r's row (BH context or BH disabled) */
+/*
+ * A claimed run of @n cookies, in @r's row (BH context or BH disabled),
+ * and in EventsRateLimited: each was past the rate limit (listen_run()).
+ */
 static void listen_count_run(struct tcptw_state *st,
 			     const struct tcptw_listen_rec *r, unsigned int n)
 {
 	BUILD_BUG_ON(REC_RUN_MAX > TCPTW_TABLE_ADD_MAX);
+	tcptw_add(st, TCPTW_EVENTS_RATE_LIMITED, n);
 	tcptw_table_add_key_bh(st->listeners, &r->key,
 			       TCPTW_LISTENER_COOKIE_SENT, n, r->backlog,
 			       r->max, r->run_when);
@@ -231,8 +235,10 @@ static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
  * is at the same row, and the previous call's event would be
  * rate-limited anyway. It joins the run, and the record is armed for the
  * new call with only what changes from SYN to SYN: no table, no event, no
- * key, the gauges once a jiffy. False: listen_arm(). The hook runs with
- * preemption disabled (tcptw_state_hook()), in softirq.
+ * key, the gauges and the rate limit's test once a jiffy (the limit's
+ * second starts at a jiffy: spent stays spent until the next one). False:
+ * listen_arm(). The hook runs with preemption disabled
+ * (tcptw_state_hook()), in softirq.
  */
 static __always_inline bool listen_run(const struct sock *sk,
 				       const struct sk_buff *skb)
@@ -256,15 +262,19 @@ static __always_inline bool listen_run(const struct sock *sk,
 	m2 = READ_ONCE(lm->mibs[LINUX_MIB_SYNCOOKIESSENT]);
 	/* listen_outcome() == TCPTW_LISTENER_COOKIE_SENT */
 	if (m0 != r->mib[0] || m1 != r->mib[1] || m2 == r->mib[2] ||
-	    !listen_same_row(r, sk) ||
-	    !tcptw_event_spent(st, TCPTW_EV_LISTEN_SYN_COOKIE))
+	    !listen_same_row(r, sk))
 		return false;
+	now = jiffies;
+	if (r->spent_when != now) {
+		if (!tcptw_event_spent(st, TCPTW_EV_LISTEN_SYN_COOKIE))
+			return false;
+		/* only this CPU reads it */
+		r->spent_when = now;
+	}
 	next = (state + REC_GEN_ONE + REC_RUN_ONE) & ~REC_ARMED;
 	/* the next generation before any field changes (a full barrier) */
 	if (cmpxchg(&r->state, state, next) != state)
 		return false;	/* a reader claimed it */
-	tcptw_inc(st, TCPTW_EVENTS_RATE_LIMITED);
-	now = jiffies;
 	r->run_when = r->when;
 	r->mib[0] = m0;
 	r->mib[1] = m1;
@@ -333,6 +343,8 @@ static noinline void listen_arm(const struct sock *sk,
 	smp_wmb();
 	memcpy(r->mib, m, sizeof(m));
 	r->when = jiffies;
+	/* listen_run() tests the rate limit at its first SYN of a jiffy */
+	r->spent_when = r->when - 1;
 	tcptw_tuple_from_skb(&r->t, skb);
 	listen_key(&r->key, sk);
 	listen_gauges(sk, &r->backlog, &r->max);

@@ -36,6 +36,8 @@ struct tcptw_listen_rec {
 	unsigned long mib[TCPTW_LISTEN_MIBS];	/* this CPU's, at the entry */
 	unsigned long when;	/* jiffies at the entry */
 	unsigned long run_when;	/* jiffies of the run's last cookie */
+	/* jiffies when listen_run() found the cookies' events spent */
+	unsigned long spent_when;
 	struct tcptw_tuple t;	/* the segment's addresses and ports */
 	/* the listener's row: its bound address and port */
 	struct tcptw_table_key key;
@@ -121,6 +123,12 @@ static inline void tcptw_inc(struct tcptw_state *st, enum tcptw_counter c)
 {
 	/* this_cpu_inc: safe even where a tracepoint probe is preemptible */
 	this_cpu_inc(st->pcpu->slot[c]);
+}
+
+static inline void tcptw_add(struct tcptw_state *st, enum tcptw_counter c,
+			     unsigned int n)
+{
+	this_cpu_add(st->pcpu->slot[c], n);
 }
 
 static inline void tcptw_hist_add(struct tcptw_state *st, enum tcptw_hist h,
