@@ -138,11 +138,28 @@ def no_huge_pages():
                 fh.write("never")
 
 
+def busy_ticks():
+    """the guest's non-idle CPU time so far, in USER_HZ ticks"""
+    with open("/proc/stat") as f:
+        v = [int(x) for x in f.readline().split()[1:]]
+    # user nice system idle iowait irq softirq steal
+    return v[0] + v[1] + v[2] + v[5] + v[6] + v[7]
+
+
 def quiesce():
     """let set-up's asynchronous work (udev events for the veths, the
-    previous netns's cleanup) finish before a count starts"""
+    previous netns's cleanup: its TIME_WAIT purge and metrics flush walk
+    whole hash tables, 2-3 million instructions that landed in the next
+    phase's count) finish before a count starts: until two 0.3 s windows
+    in a row are idle (at most one busy tick), 6 s at most"""
     sh("udevadm settle -t 10", check=False)
-    time.sleep(0.5)
+    deadline = time.time() + 6
+    prev, quiet = busy_ticks(), 0
+    while quiet < 2 and time.time() < deadline:
+        time.sleep(0.3)
+        cur = busy_ticks()
+        quiet = quiet + 1 if cur - prev <= 1 else 0
+        prev = cur
 
 
 def ns_up(nat=False):
