@@ -627,6 +627,11 @@ def main():
                     with open("/proc/kallsyms") as f, \
                             open(a.kallsyms, "w") as o:
                         o.write(f.read())
+            if mode == "tcptw" and a.kallsyms:
+                # each load may put the module elsewhere (7.2 does)
+                with open("/proc/kallsyms") as f, \
+                        open(f"{a.kallsyms}.r{r + 1}", "w") as o:
+                    o.write(f.read())
             try:
                 for w in only:
                     try:

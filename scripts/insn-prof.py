@@ -61,13 +61,19 @@ def main():
                     "(objdump -d the .ko or vmlinux to read them)")
     a = ap.parse_args()
     pdir = os.path.join(REPO, ".cache", "bench", f"prof-{a.kernel}")
-    addrs, names = load_syms(os.path.join(pdir, "kallsyms"))
+    syms = {None: load_syms(os.path.join(pdir, "kallsyms"))}
     per = {"off": [], a.mode: []}
     with open(os.path.join(pdir, "phases")) as f:
         for line in f:
-            w, mode, _, _, end, units = line.split()
+            w, mode, rnd, _, end, units = line.split()
             if w != a.workload or mode not in per or int(end) == 0:
                 continue
+            # the module's symbols as that round's load placed them
+            path = os.path.join(pdir, f"kallsyms.r{rnd}")
+            key = rnd if mode == "tcptw" and os.path.exists(path) else None
+            if key not in syms:
+                syms[key] = load_syms(path)
+            addrs, names = syms[key]
             prof = phase_profile(pdir, int(end), addrs, names, a.func)
             per[mode].append({k: v / int(units) for k, v in prof.items()})
     if not per["off"] or not per[a.mode]:
