@@ -402,7 +402,7 @@ void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
  * or a full accept queue (ListenOverflows), or answers it with a cookie
  * (SyncookiesSent): one hook per SYN, settled from those MIBs.
  */
-static void conn_request_pre(struct pt_regs *regs)
+static __always_inline void conn_request_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
@@ -410,6 +410,9 @@ static void conn_request_pre(struct pt_regs *regs)
 	if (!listen_run(sk, skb))
 		listen_arm(sk, skb, false, true);
 }
+
+/* every SYN at a listener: a callback of its own (compat/hook.h) */
+TCPTW_DEFINE_OWN_CB(conn_request_pre)
 
 /*
  * tcp_v{4,6}_syn_recv_sock(sk, skb, ...): the child of a handshake, whose
@@ -450,7 +453,8 @@ static void v6_syn_recv_sock_pre(struct pt_regs *regs)
 
 static struct tcptw_probe listen_probes[] = {
 	{ .name = "tcp_conn_request", .kind = TCPTW_ENTRY,
-	  .entry = conn_request_pre },
+	  .entry = conn_request_pre,
+	  .own_cb = TCPTW_OWN_CB(conn_request_pre) },
 	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_ENTRY,
 	  .entry = v4_syn_recv_sock_pre },
 	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_ENTRY,

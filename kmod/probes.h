@@ -46,6 +46,12 @@ struct tcptw_probe {
 		tcptw_call_fn call;	/* TCPTW_CALL */
 	};
 	tcptw_ret_fn ret;		/* TCPTW_CALL */
+	/*
+	 * TCPTW_ENTRY: the entry's callback on an ftrace_ops of its own
+	 * (compat/hook.h), for a hook every packet of a flood reaches;
+	 * NULL: the shared ops'
+	 */
+	tcptw_own_cb_fn own_cb;
 	unsigned int data_size;		/* TCPTW_CALL */
 	/* the module the symbol lives in, NULL for vmlinux */
 	const char *module;

@@ -32,6 +32,14 @@
 #ifdef TCPTW_HAVE_FPROBE
 #include <linux/fprobe.h>
 #endif
+#ifdef TCPTW_HAVE_FTRACE_HOOK
+#include "hook_ftrace.h"
+#else
+/* no ftrace_ops here: every entry goes to the one backend */
+#define tcptw_own_cb_fn	void *
+#define TCPTW_DEFINE_OWN_CB(fn)
+#define TCPTW_OWN_CB(fn)	NULL
+#endif
 
 struct tcptw_hook {
 	union {
@@ -42,6 +50,9 @@ struct tcptw_hook {
 #endif
 	};
 #ifdef TCPTW_HAVE_FTRACE_HOOK
+	/* a hook with a callback of its own (own_cb): its ops */
+	struct ftrace_ops ops;
+	bool own;
 	/* hook_ftrace.c: the function's fentry site, 0 on its fallback */
 	unsigned long ip;
 	/* on the fallback (fp, kp, krp); else kp is a disabled kprobe
