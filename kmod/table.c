@@ -316,7 +316,8 @@ static void pending_flush(struct tcptw_table *tbl, struct table_pending *p)
 	spin_unlock(&b->lock);
 }
 
-static bool key_eq(const struct table_key *a, const struct table_key *b)
+static __always_inline bool key_eq(const struct table_key *a,
+				   const struct table_key *b)
 {
 	const __be32 *x = a->addr.s6_addr32, *y = b->addr.s6_addr32;
 
@@ -348,9 +349,10 @@ static __always_inline bool pending_joins(const struct table_pending *p,
  * odd, and end the update; @add is their sum. No other writer on this CPU
  * meanwhile.
  */
-static void pending_bump(struct table_pending *p, unsigned int col,
-			 unsigned int col2, unsigned int n, unsigned int add,
-			 unsigned long now, u32 g0, u32 g1)
+static __always_inline void pending_bump(struct table_pending *p,
+					 unsigned int col, unsigned int col2,
+					 unsigned int n, unsigned int add,
+					 unsigned long now, u32 g0, u32 g1)
 {
 	/* a settled decision may come with an older time than the batch's */
 	if (time_after(now, p->since))

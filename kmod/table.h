@@ -97,6 +97,7 @@ static inline void tcptw_table_key_set(struct tcptw_table_key *k, u16 family,
 	k->port = port;
 	k->family = family;
 }
+
 /*
  * A table file (peers, listeners) streamed a buffer at a time: its
  * seq_file state, sized by proc_create_net(..., sizeof(struct
