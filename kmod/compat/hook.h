@@ -6,9 +6,10 @@
  * handlers (struct tcptw_probe, probes.h). The backends
  * (compat/Kbuild.include):
  *
- *   hook_ftrace.c  x86-64 (5.10, 6.1, 6.12, 7.2): every entry on one
- *                  ftrace_ops of tcptw's own, which guards recursion per
- *                  context and never modifies the call; a function's
+ *   hook_ftrace.c  x86-64 (5.10, 6.1, 6.12, 7.2): every entry on an
+ *                  ftrace_ops of tcptw's own (one shared, and one each
+ *                  for the hooks with a callback of their own, own_cb),
+ *                  which never modifies the call; a function's
  *                  return (conntrack's rare paths only) and a hook ftrace
  *                  refuses go to its fallback, one of the two below;
  *   hook_fprobe.c  where the kernel exports register_fprobe_syms()
