@@ -199,8 +199,8 @@ static void listen_count_run(struct tcptw_state *st,
 }
 
 /* does @r count in @sk's row? (the listener's bound address and port) */
-static bool listen_same_row(const struct tcptw_listen_rec *r,
-			    const struct sock *sk)
+static __always_inline bool listen_same_row(const struct tcptw_listen_rec *r,
+					    const struct sock *sk)
 {
 	const __be32 *a = tcptw_compat_sk_bound_addr(sk);
 	const __be32 *k = r->key.addr.s6_addr32;
