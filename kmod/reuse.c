@@ -164,20 +164,45 @@ out:
 	rcu_read_unlock();
 }
 
-/* the one event of a failed connect() (syn_sent_closed()) */
+/*
+ * The one event of a failed connect() (syn_sent_closed()): with the tuple
+ * the TIME_WAIT socket @tw holds, its port included, if there is one.
+ */
 static noinline void connect_event(struct tcptw_state *st, u8 type,
-				   const struct tcptw_tuple *t, s32 age,
-				   u8 reason, const struct sock *tw)
+				   const struct sock *sk, u8 reason,
+				   const struct sock *tw)
 {
 	struct tcptw_event ev;
 
 	tcptw_event_init(&ev, type);
-	ev.t = *t;
-	ev.age_ms = age;
 	ev.reason = reason;
-	if (tw)
+	if (tw) {
+		tcptw_tuple_from_tw(&ev.t, inet_twsk(tw));
+		tcptw_tuple_swap(&ev.t);	/* src = local, dst = remote */
+		ev.age_ms = tcptw_tw_age_ms(inet_twsk(tw));
 		tcptw_event_ts_recent(&ev, inet_twsk(tw));
+	} else {
+		tcptw_tuple_from_sk(&ev.t, sk);
+	}
 	tcptw_event_push(st, &ev);
+}
+
+/*
+ * The peers row of @sk's remote endpoint: the tuple's dst as
+ * tcptw_tuple_from_sk() gives it, and that of any TIME_WAIT socket found
+ * for it (looked up by that endpoint).
+ */
+static void peer_key(struct tcptw_table_key *k, const struct sock *sk)
+{
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6 &&
+	    !ipv6_addr_v4mapped(&sk->sk_v6_daddr)) {
+		tcptw_table_key_set(k, AF_INET6, &sk->sk_v6_daddr,
+				    sk->sk_dport);
+		return;
+	}
+#endif
+	tcptw_table_key_set(k, AF_INET, &sk->sk_daddr, sk->sk_dport);
 }
 
 /*
@@ -186,19 +211,16 @@ static noinline void connect_event(struct tcptw_state *st, u8 type,
  * without an error (sk_err 0: not a RST, a timeout or an ICMP error) only
  * when inet_hash_connect() found no 4-tuple. One other failure looks
  * alike: a route or buffer lost between the port's choice and the SYN,
- * which would count as ConnectTupleInUse. Out of line: its locals (an
- * event, tuples), zeroed on entry by kernels built with
- * CONFIG_INIT_STACK_ALL_ZERO, cost nothing to the state changes that
- * fail the first test.
+ * which would count as ConnectTupleInUse. Out of line: its locals,
+ * zeroed on entry by kernels built with CONFIG_INIT_STACK_ALL_ZERO, cost
+ * nothing to the state changes that fail the first test.
  */
 static noinline void syn_sent_closed(const struct sock *sk)
 {
 	unsigned int col, col2 = TCPTW_TABLE_NO_COL;
 	struct tcptw_table_key key;
-	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
 	struct sock *tw = NULL;
-	s32 age = -1;
 	u8 reason, type;
 	bool bound;
 
@@ -213,28 +235,22 @@ static noinline void syn_sent_closed(const struct sock *sk)
 	tcptw_inc(st, bound ? TCPTW_CONNECT_TUPLE_IN_USE :
 		  TCPTW_CONNECT_PORT_EXHAUSTED);
 	col = bound ? TCPTW_PEER_TUPLE_IN_USE : TCPTW_PEER_PORT_EXHAUSTED;
-	tcptw_tuple_from_sk(&t, sk);
 	/* the refusal, once per failed connect(), on the same peers row */
 	reason = refusal(sk, bound, &tw);
-	if (tw) {
-		/* the tuple the TIME_WAIT socket holds: its port included */
-		tcptw_tuple_from_tw(&t, inet_twsk(tw));
-		tcptw_tuple_swap(&t);	/* src = local, dst = remote */
-		age = tcptw_tw_age_ms(inet_twsk(tw));
-	}
 	if (reason != TCPTW_REUSE_OK) {
 		if (tw)
-			tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED, age);
+			tcptw_hist_add(st, TCPTW_HIST_REUSE_DENIED,
+				       tcptw_tw_age_ms(inet_twsk(tw)));
 		tcptw_inc(st, TCPTW_TW_REUSE_DENIED_DISABLED + reason - 1);
 		col2 = TCPTW_PEER_DENIED_DISABLED + reason - 1;
 	}
-	tcptw_table_key_set(&key, t.family, &t.daddr, t.dport);
+	peer_key(&key, sk);
 	tcptw_table_inc2_key(st->peers, &key, col, col2);
 	/* one event, with the refusal's reason and its socket's age */
 	type = bound ? TCPTW_EV_CONNECT_TUPLE_IN_USE :
 		       TCPTW_EV_CONNECT_PORT_EXHAUSTED;
 	if (tcptw_event_ok(st, type))
-		connect_event(st, type, &t, age, reason, tw);
+		connect_event(st, type, sk, reason, tw);
 	if (tw)
 		sock_gen_put(tw);
 }
