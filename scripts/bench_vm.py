@@ -150,12 +150,14 @@ def quiesce():
     """let set-up's asynchronous work (udev events for the veths, the
     previous netns's cleanup: its TIME_WAIT purge and metrics flush walk
     whole hash tables, 2-3 million instructions that landed in the next
-    phase's count) finish before a count starts: until two 0.3 s windows
-    in a row are idle (at most one busy tick), 6 s at most"""
+    phase's count) finish before a count starts: a second for it to
+    start, then until three 0.3 s windows in a row are idle (at most one
+    busy tick), 6 s at most"""
     sh("udevadm settle -t 10", check=False)
+    time.sleep(1)
     deadline = time.time() + 6
     prev, quiet = busy_ticks(), 0
-    while quiet < 2 and time.time() < deadline:
+    while quiet < 3 and time.time() < deadline:
         time.sleep(0.3)
         cur = busy_ticks()
         quiet = quiet + 1 if cur - prev <= 1 else 0
