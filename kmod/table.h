@@ -82,8 +82,9 @@ void tcptw_table_inc2_key(struct tcptw_table *tbl,
 			  unsigned int col2);
 
 /* @k: the row key of @family's @addr (4 or 16 bytes) and @port */
-static inline void tcptw_table_key_set(struct tcptw_table_key *k, u16 family,
-				       const void *addr, __be16 port)
+static __always_inline void tcptw_table_key_set(struct tcptw_table_key *k,
+						u16 family, const void *addr,
+						__be16 port)
 {
 	/* fixed sizes: a copy of a variable length is a loop */
 	if (family == AF_INET6) {
