@@ -217,16 +217,8 @@ static __always_inline bool listen_same_row(const struct tcptw_listen_rec *r,
 /* the row's key of listener @sk */
 static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
 {
-	key->family = sk->sk_family;
-	if (key->family == AF_INET6) {
-		memcpy(&key->addr, tcptw_compat_sk_bound_addr(sk), 16);
-	} else {
-		memcpy(&key->addr, tcptw_compat_sk_bound_addr(sk), 4);
-		key->addr.s6_addr32[1] = 0;
-		key->addr.s6_addr32[2] = 0;
-		key->addr.s6_addr32[3] = 0;
-	}
-	key->port = inet_sk(sk)->inet_sport;
+	tcptw_table_key_set(key, sk->sk_family, tcptw_compat_sk_bound_addr(sk),
+			    inet_sk(sk)->inet_sport);
 }
 
 /*
