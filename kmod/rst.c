@@ -78,7 +78,8 @@ static bool synsent_paws_rejected(const struct sock *sk,
 }
 
 /* the event of a SYN-SENT PAWS reject of @sk's SYN-ACK (its own frame) */
-static noinline void paws_active_event(struct tcptw_state *st, const struct sock *sk)
+static noinline void paws_active_event(struct tcptw_state *st,
+				       const struct sock *sk)
 {
 	struct tcptw_event ev;
 

@@ -481,8 +481,8 @@ static inline void table_test_busy_seen(void)
 /*
  * The fast path, taken by a flood at one endpoint: this CPU's pending
  * counts are @k's, may take this one (pending_joins()), have room for @n
- * (and @col2's one) more, and their row still holds @k (its sequence number has not moved
- * since the key was found there). No hash, no bucket, nothing of the row
+ * (and @col2's one) more, and their row still holds @k (its sequence
+ * number has not moved since the key was found there). No hash, no bucket, nothing of the row
  * read but its sequence number. False: take the slow path. Preemption is
  * disabled (a hook); interrupts are not: the entry is claimed (@busy)
  * before any of it is read, and a writer that interrupted the claim's
