@@ -200,6 +200,35 @@ depends() {
 		tr ',' '\n' | sed 's/^ *//; s/ .*//; s/|.*//'
 }
 
+# pkg_version P PV: the version of P to fetch with a kernel of source
+# version PV: PV itself, else, for linux-kbuild-*, the archive's one of the
+# same upstream release at PV or later, as apt would install it beside
+# the headers (they depend on linux-kbuild (>= PV)). A security update
+# replaces the kbuild package before the meta package moves to the new
+# ABI: for a while only the newer revision is there (6.1.192-3 beside
+# linux-image-amd64 6.1.192-2's -56 ABI).
+pkg_version() {
+	local p=$1 pv=$2 v vs
+	# (apt-cache show P=V exits 0 for a version it does not have)
+	vs=$(apt-cache madison "$p" | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+	if grep -qxF -- "$pv" <<<"$vs"; then
+		echo "$pv"
+		return 0
+	fi
+	case $p in
+	linux-kbuild-*) ;;
+	*) return 1 ;;
+	esac
+	for v in $vs; do
+		if [ "${v%-*}" = "${pv%-*}" ] && dpkg --compare-versions "$v" gt "$pv"; then
+			log "$p=$pv is not in the archive; taking $v (same upstream release)"
+			echo "$v"
+			return 0
+		fi
+	done
+	return 1
+}
+
 # fetch_debug K: build (or find in its cache) debug kernel K and record
 # where it is; checked on every call, as the config may have changed
 fetch_debug() {
@@ -211,7 +240,7 @@ fetch_debug() {
 }
 
 fetch() {
-	local k=$1 r suite glob imgs imgpath meta pv rel pkgs p dir root t0
+	local k=$1 r suite glob imgs imgpath meta pv rel pkgs p v dir root t0
 	r=$(row "$k")
 	if is_debug "$k"; then
 		fetch_debug "$k"
@@ -248,9 +277,10 @@ fetch() {
 	rm -rf "$dir/debs" "$root"
 	mkdir -p "$dir/debs" "$root"
 	for p in $pkgs; do
-		log "$k: downloading $p=$pv"
-		(cd "$dir/debs" && apt-get download -q -o APT::Sandbox::User=root "$p=$pv" >&2) ||
-			die "apt-get download $p=$pv failed"
+		v=$(pkg_version "$p" "$pv") || die "no $p=$pv in the archive"
+		log "$k: downloading $p=$v"
+		(cd "$dir/debs" && apt-get download -q -o APT::Sandbox::User=root "$p=$v" >&2) ||
+			die "apt-get download $p=$v failed"
 	done
 	for p in "$dir"/debs/*.deb; do
 		log "$k: unpacking $(basename "$p")"
