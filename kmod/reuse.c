@@ -35,7 +35,7 @@
 #include <trace/events/sock.h>
 
 #include "pernet.h"
-#include "table.h"
+#include "table_fast.h"
 #include "probes.h"
 #include "tuple.h"
 #include "twage.h"

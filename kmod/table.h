@@ -72,14 +72,8 @@ void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
 void tcptw_table_add_key_bh(struct tcptw_table *tbl,
 			    const struct tcptw_table_key *k, unsigned int col,
 			    unsigned int n, u32 g0, u32 g1, unsigned long when);
-/*
- * One in @col and one in @col2 (or TCPTW_TABLE_NO_COL) of key @k's row,
- * now, without gauges. Preemption disabled (a hook), any context.
- */
+/* (or TCPTW_TABLE_NO_COL): a second column in the same count */
 #define TCPTW_TABLE_NO_COL	(~0U)
-void tcptw_table_inc2_key(struct tcptw_table *tbl,
-			  const struct tcptw_table_key *k, unsigned int col,
-			  unsigned int col2);
 
 /* @k: the row key of @family's @addr (4 or 16 bytes) and @port */
 static __always_inline void tcptw_table_key_set(struct tcptw_table_key *k,
