@@ -268,8 +268,7 @@ static __always_inline bool listen_run(const struct sock *sk,
 	if (cmpxchg(&r->state, state, next) != state)
 		return false;	/* a reader claimed it */
 	r->run_when = r->when;
-	r->mib[0] = m0;
-	r->mib[1] = m1;
+	/* mib[0] and mib[1] have not moved (the test above) */
 	r->mib[2] = m2;
 	/* the row's gauges: the last arm's, if of this jiffy */
 	if (r->when != now)
