@@ -445,9 +445,7 @@ static __always_inline void table_add(struct tcptw_table *tbl,
 	BUILD_BUG_ON(TCPTW_TABLE_ADD_MAX > TABLE_BATCH);
 	if (!tbl || !n)
 		return;		/* no table in this netns (status file) */
-	if (WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
-			 (col2 >= TCPTW_TABLE_COLS &&
-			  col2 != TCPTW_TABLE_NO_COL) ||
+	if (WARN_ON_ONCE(!table_cols_ok(col, col2) ||
 			 n > TCPTW_TABLE_ADD_MAX))
 		return;
 	if (tbl->pending &&
@@ -478,9 +476,7 @@ void tcptw_table_inc2_slow(struct tcptw_table *tbl,
 			   unsigned int col2, unsigned long now)
 {
 	/* the inline fast path has been tried (table_fast.h) */
-	if (!tbl ||
-	    WARN_ON_ONCE(col >= TCPTW_TABLE_COLS ||
-			 (col2 >= TCPTW_TABLE_COLS && col2 != TCPTW_TABLE_NO_COL)))
+	if (!tbl || WARN_ON_ONCE(!table_cols_ok(col, col2)))
 		return;
 	table_inc_slow(tbl, k, col, col2, 1, 0, 0, now);
 }

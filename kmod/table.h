@@ -72,7 +72,7 @@ void tcptw_table_inc_at(struct tcptw_table *tbl, u16 family, const void *addr,
 void tcptw_table_add_key_bh(struct tcptw_table *tbl,
 			    const struct tcptw_table_key *k, unsigned int col,
 			    unsigned int n, u32 g0, u32 g1, unsigned long when);
-/* (or TCPTW_TABLE_NO_COL): a second column in the same count */
+/* in place of a second column: a count in one column only */
 #define TCPTW_TABLE_NO_COL	(~0U)
 
 /* @k: the row key of @family's @addr (4 or 16 bytes) and @port */

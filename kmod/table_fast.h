@@ -93,6 +93,13 @@ static __always_inline u16 cols_of(unsigned int col, unsigned int col2)
 	return BIT(col) | (col2 != TCPTW_TABLE_NO_COL ? BIT(col2) : 0);
 }
 
+/* are @col and @col2 (or TCPTW_TABLE_NO_COL) columns of a row? */
+static __always_inline bool table_cols_ok(unsigned int col, unsigned int col2)
+{
+	return col < TCPTW_TABLE_COLS &&
+	       (col2 < TCPTW_TABLE_COLS || col2 == TCPTW_TABLE_NO_COL);
+}
+
 /*
  * May a count in columns @cols at jiffies @now join @p's batch of the
  * same row? The batch's time is that of its last count: only if it is of
@@ -157,12 +164,13 @@ static __always_inline void table_test_busy_seen(void)
  * The fast path, taken by a flood at one endpoint: this CPU's pending
  * counts are @k's, may take this one (pending_joins()), have room for @n
  * (and @col2's one) more, and their row still holds @k (its sequence
- * number has not moved since the key was found there). No hash, no bucket, nothing of the row
- * read but its sequence number. False: take the slow path. Preemption is
- * disabled (a hook); interrupts are not: the entry is claimed (@busy)
- * before any of it is read, and a writer that interrupted the claim's
- * holder finds it set and takes the slow path, which counts in the row.
- * One that came between the test and the claim has finished by then.
+ * number has not moved since the key was found there). No hash, no bucket,
+ * nothing of the row read but its sequence number. False: take the slow
+ * path. Preemption is disabled (a hook); interrupts are not: the entry is
+ * claimed (@busy) before any of it is read, and a writer that interrupted
+ * the claim's holder finds it set and takes the slow path, which counts in
+ * the row. One that came between the test and the claim has finished by
+ * then.
  */
 static __always_inline bool
 table_count_fast(struct tcptw_table *tbl, const struct table_key *k,
@@ -214,8 +222,7 @@ static __always_inline void tcptw_table_inc2_key(struct tcptw_table *tbl,
 {
 	unsigned long now = jiffies;
 
-	if (tbl && tbl->pending && col < TCPTW_TABLE_COLS &&
-	    (col2 < TCPTW_TABLE_COLS || col2 == TCPTW_TABLE_NO_COL) &&
+	if (tbl && tbl->pending && table_cols_ok(col, col2) &&
 	    table_count_fast(tbl, k, col, col2, 1, now, 0, 0))
 		return;
 	tcptw_table_inc2_slow(tbl, k, col, col2, now);
