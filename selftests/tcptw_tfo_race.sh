@@ -336,9 +336,12 @@ else:
     pin(1)
     conn().send(b"x")
     need_queue(1)
+    # both handshakes done before the count is read, so that B goes when
+    # the ACK of C moves it and not when one of theirs did (seen on 5.10)
+    socks = [conn(), conn()]
     b_ready, e0 = mp.Event(), acks()
-    ps = [mp.Process(target=f, args=(conn(), cpu, b_ready, e0))
-          for f, cpu in ((send_c, 1), (send_b, 0))]
+    ps = [mp.Process(target=f, args=(s, cpu, b_ready, e0))
+          for s, (f, cpu) in zip(socks, ((send_c, 1), (send_b, 0)))]
     for p in ps:
         p.start()
     for p in ps:
