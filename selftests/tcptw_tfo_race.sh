@@ -336,8 +336,8 @@ else:
     pin(1)
     conn().send(b"x")
     need_queue(1)
-    # both handshakes done before the count is read, so that B goes when
-    # the ACK of C moves it and not when one of theirs did (seen on 5.10)
+    # both connections made before the count is read: B waits for an ACK
+    # that reaches the hook after them (on 5.10 B once went before C)
     socks = [conn(), conn()]
     b_ready, e0 = mp.Event(), acks()
     ps = [mp.Process(target=f, args=(s, cpu, b_ready, e0))
