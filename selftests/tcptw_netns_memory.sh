@@ -19,12 +19,13 @@
 #      on 5.10, whose netns teardown is slow under TCG) in a
 #      2 GB guest all succeed and the guest stays up; the module-wide
 #      budget (1/32 of RAM) refuses what does not fit ("budget"); after
-#      the namespaces are gone, the bytes in use return to what they
-#      were before.
+#      the namespaces are gone, tcptw holds what the live namespaces
+#      hold, no more.
 #  (d) every /proc/net/tcptw file of a namespace opened and half read
 #      while a writer there counts, then the namespace deleted: the open
 #      files keep it and tcptw's state alive, each reads on to its end,
-#      and tcptw's bytes return to the baseline once they are closed;
+#      and tcptw's bytes return to what the live namespaces hold once
+#      they are closed;
 #      the files of init_net and a namespace held open across rmmod:
 #      every read fails (EIO), none crashes.
 # The module is reloaded with $TCPTW_KO's default parameters at the end.
@@ -85,12 +86,6 @@ in_cgroup()
 	bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$CG" "$@"
 }
 
-# bytes_back_to N : tcptw's bytes in use over all namespaces are N
-bytes_back_to()
-{
-	[ "$(tcptw_bytes_used)" = "$1" ]
-}
-
 # live_netns_bytes: what the namespaces alive now hold (rings and tables),
 # summed over each one once: those a process is in and those named in
 # /run/netns. A namespace deleted earlier but not yet freed by the kernel's
@@ -125,7 +120,6 @@ add_many()
 {
 	local i
 
-	ADD_BASE=$(tcptw_bytes_used)
 	for ((i = 1; i <= $2; i++)); do
 		NS_LIST+=("$1-$i")
 	done
@@ -144,8 +138,8 @@ del_many()
 		echo "netns del $1-$i"
 	done | ip -force -b - 2>/dev/null
 	NS_LIST=()
-	slowwait 120 bytes_back_to "$ADD_BASE" ||
-		diag "$1-*: tcptw's bytes not back to $ADD_BASE after 120 s: $(tcptw_bytes_used)"
+	slowwait 120 bytes_live ||
+		diag "$1-*: after 120 s tcptw holds $(tcptw_bytes_used) bytes, the live namespaces $(live_netns_bytes)"
 }
 
 test_charged()
@@ -280,7 +274,6 @@ test_largest()
 	avail=$(awk '$1 == "MemAvailable:" { print $2 }' /proc/meminfo)
 	diag "MemAvailable with $LARGEST namespaces: $avail kB"
 	check_gt "MemAvailable kB" "$avail" 200000
-	ADD_BASE=$used0
 	del_many mx "$LARGEST"
 	# Namespaces are freed by a worker, later: wait until tcptw holds what
 	# the live namespaces hold, no more. Not used0: a namespace an earlier
@@ -379,7 +372,7 @@ writer_counted()
 # counts, then the namespace deleted (its last process gone, its name
 # unmounted): the open files keep it, and its tcptw state, alive; each
 # reads on to its end; once they are closed, the state is freed (the
-# bytes in use back to the baseline). Then the files of init_net and of
+# bytes in use back to what the live namespaces hold). Then the files of init_net and of
 # a namespace held open across rmmod: each read fails, none crashes.
 test_fd_outlives_netns()
 {
@@ -399,14 +392,15 @@ test_fd_outlives_netns()
 	cleanup_ns "$held"
 	bg_wait "$WRITER"
 	n=$(tcptw_bytes_used)
-	diag "bytes in use: $used0 before, $n with the deleted namespace's files open"
-	check_gt "bytes the open files keep in use" $((n - used0)) 0
+	diag "bytes in use: $used0 before, $n with the deleted namespace's files open, $(live_netns_bytes) held by the live namespaces"
+	check_gt "bytes the open files keep in use (beyond the live namespaces)" $((n - $(live_netns_bytes))) 0
 	read -r ok bytes < <(read_rest)
 	check_eq "files read to their end after the deletion" "$ok" "$nfiles"
 	check_gt "bytes read after the deletion" "$bytes" 0
 	close_all
-	slowwait 60 bytes_back_to "$used0"
-	check_eq "bytes in use once the files are closed" "$(tcptw_bytes_used)" "$used0"
+	slowwait 60 bytes_live
+	check_eq "bytes in use once the files are closed == bytes the live namespaces hold" \
+		"$(tcptw_bytes_used)" "$(live_netns_bytes)"
 
 	setup_ns held
 	start_writer "$held"
