@@ -153,30 +153,32 @@ check_findings()
 # diagnose in nat over them.
 run_flows()
 {
-	local name=$1 count=$2 ev_pid
+	local name=$1 count=$2 ev_pid m=${TCPTW_TIMEOUT_MULT:-1}
 
 	OUT=$TMPDIR_T/$name.client.json
 	B=()
 	A=()
 	snap B
 	have_cli && save_baseline "$nat" "$name"
-	# the server's 90 s start after the snapshots, which took over a
-	# minute on a debug kernel beside other guests (the server then
-	# timed out under the client, whose flows were refused)
+	# Each bound is stretched on a slow guest: on 7.2-debug beside another
+	# guest the client took 70 s for its 204 flows and the server, bound
+	# to 90 s, exited under it (the last flows refused, the table never
+	# full). It starts after the snapshots, which took over a minute
+	# there, and is stopped once the client is done.
 	server_start "$srv" "$TMPDIR_T/$name.srv" --listen $SRV:$PORT \
-		--timeout 90 --close-first client ||
+		--timeout $((90 * m)) --close-first client ||
 		{ check_err 1 "server did not start"; return 1; }
 	# every entry the NAT destroys while the flows run, to explain a
 	# table that never fills: none should before the first drop (the
 	# TIME_WAIT timeout is 120 s); after it, conntrack's gc kills closing
 	# entries while the table is above 95% of its limit
 	bg_start "$TMPDIR_T/$name.destroy" ip netns exec "$nat" \
-		timeout 110 conntrack -E -e DESTROY -p tcp
+		timeout $((110 * m)) conntrack -E -e DESTROY -p tcp
 	ev_pid=$BG_PID
 	sleep 0.3	# let it subscribe before the first flow
-	timeout 100 "$TRAFFIC" client --connect $SRV:$PORT --count "$count" \
+	timeout $((100 * m)) "$TRAFFIC" client --connect $SRV:$PORT --count "$count" \
 		--netns "$(nspath "$cli")" --close-first client \
-		--connect-timeout 2500 --timeout 80 >"$OUT"
+		--connect-timeout 2500 --timeout $((80 * m)) >"$OUT"
 	check_err $? "client failed"
 	sleep 0.5
 	snap A
