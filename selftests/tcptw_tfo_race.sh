@@ -364,6 +364,11 @@ ack_full_seen()
 	cat /sys/module/tcptw/parameters/test_ack_full_seen 2>/dev/null || echo 0
 }
 
+ack_entered()
+{
+	cat /sys/module/tcptw/parameters/test_ack_entered 2>/dev/null || echo 0
+}
+
 # ack_race MODE: one run of a scenario, on a port of its own; sets SEEN
 # OVF MOD ACK ROW ACCEPTED COOKIES CLI_OUT (the client's output), and counts in
 # MISMATCHES a run whose row or counter is not the MIB's (a second run
@@ -382,7 +387,7 @@ ack_race()
 	}
 	ns_snapshot "$srv" B s_
 	seen0=$(ack_full_seen)
-	entered0=$(cat /sys/module/tcptw/parameters/test_ack_entered)
+	entered0=$(ack_entered)
 	CLI_OUT=$TMPDIR_T/cli-$port.out
 	timeout 90 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
 		"$mode" "$TMPDIR_T/q-$port" >"$CLI_OUT" 2>&1 || {
@@ -393,7 +398,7 @@ ack_race()
 	sleep 1
 	ns_snapshot "$srv" A s_
 	SEEN=$(( $(ack_full_seen) - seen0 ))
-	ENTERED=$(( $(cat /sys/module/tcptw/parameters/test_ack_entered) - entered0 ))
+	ENTERED=$(( $(ack_entered) - entered0 ))
 	OVF=$(( ${A[s_mib_TcpExtListenOverflows]:-0} - ${B[s_mib_TcpExtListenOverflows]:-0} ))
 	MOD=$(( ${A[s_tw_ListenOverflow]:-0} - ${B[s_tw_ListenOverflow]:-0} ))
 	ACK=$(( ${A[s_tw_ListenOverflowAck]:-0} - ${B[s_tw_ListenOverflowAck]:-0} ))
