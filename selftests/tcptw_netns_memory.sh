@@ -93,17 +93,16 @@ in_cgroup()
 live_netns_bytes()
 {
 	local f ino seen=" " sum=0 b
+	local rows='NR > 2 && NR < 6 { s += $4 } END { print s + 0 }'
 
 	for f in /proc/[0-9]*/ns/net /run/netns/*; do
 		ino=$(stat -L -c %i "$f" 2>/dev/null) || continue
 		case "$seen" in *" $ino "*) continue ;; esac
 		seen+="$ino "
-		if [ "${f#/run/netns/}" != "$f" ]; then
-			b=$(nsx "${f#/run/netns/}" awk 'NR > 2 && NR < 6 { s += $4 } END { print s + 0 }' "$TCPTW_PROC/status")
-		else
-			f=${f%/ns/net}/net/tcptw/status
-			b=$(awk 'NR > 2 && NR < 6 { s += $4 } END { print s + 0 }' "$f" 2>/dev/null) || continue
-		fi
+		case "$f" in
+		/run/netns/*) b=$(nsx "${f#/run/netns/}" awk "$rows" "$TCPTW_PROC/status") ;;
+		*) b=$(awk "$rows" "${f%/ns/net}/net/tcptw/status" 2>/dev/null) || continue ;;
+		esac
 		sum=$((sum + b))
 	done
 	echo "$sum"
@@ -245,7 +244,7 @@ LARGEST=${TCPTW_LARGEST_NETNS:-$([ "${TCPTW_TIMEOUT_MULT:-1}" -ge 3 ] && echo 15
 test_largest()
 {
 	local name="netns memory: $LARGEST namespaces at the largest sizes in a 2 GB guest"
-	local used0 used1 n budget=0 avail step=$((LARGEST / 10))
+	local used0 used1 live n budget=0 avail step=$((LARGEST / 10))
 
 	test_begin "$name"
 	reload event_ring_size=1048576 peer_table_size=1048576 \
@@ -280,11 +279,13 @@ test_largest()
 	# test deleted may have been waiting for that worker when the reload
 	# gave it the largest sizes too (used0 is then one namespace more).
 	slowwait 120 bytes_live
-	diag "bytes in use: $used0 before, $(tcptw_bytes_used) after, $(live_netns_bytes) held by the live namespaces"
+	used1=$(tcptw_bytes_used)
+	live=$(live_netns_bytes)
+	diag "bytes in use: $used0 before, $used1 after, $live held by the live namespaces"
 	check_eq "bytes in use after the namespaces are gone == bytes the live namespaces hold" \
-		"$(tcptw_bytes_used)" "$(live_netns_bytes)"
+		"$used1" "$live"
 	check_gt "bytes the live namespaces hold (init_net at the largest sizes)" \
-		"$(live_netns_bytes)" 0
+		"$live" 0
 	log_test "$name"
 }
 
@@ -372,12 +373,13 @@ writer_counted()
 # counts, then the namespace deleted (its last process gone, its name
 # unmounted): the open files keep it, and its tcptw state, alive; each
 # reads on to its end; once they are closed, the state is freed (the
-# bytes in use back to what the live namespaces hold). Then the files of init_net and of
-# a namespace held open across rmmod: each read fails, none crashes.
+# bytes in use back to what the live namespaces hold). Then the files of
+# init_net and of a namespace held open across rmmod: each read fails,
+# none crashes.
 test_fd_outlives_netns()
 {
 	local name="netns memory: /proc files open across their namespace's deletion and across rmmod"
-	local used0 n ok bytes nfiles
+	local used0 n live ok bytes nfiles
 
 	test_begin "$name"
 	reload || { check_err 1 "reload failed"; log_test "$name"; return; }
@@ -392,8 +394,9 @@ test_fd_outlives_netns()
 	cleanup_ns "$held"
 	bg_wait "$WRITER"
 	n=$(tcptw_bytes_used)
-	diag "bytes in use: $used0 before, $n with the deleted namespace's files open, $(live_netns_bytes) held by the live namespaces"
-	check_gt "bytes the open files keep in use (beyond the live namespaces)" $((n - $(live_netns_bytes))) 0
+	live=$(live_netns_bytes)
+	diag "bytes in use: $used0 before, $n with the deleted namespace's files open, $live held by the live namespaces"
+	check_gt "bytes the open files keep in use (beyond the live namespaces)" $((n - live)) 0
 	read -r ok bytes < <(read_rest)
 	check_eq "files read to their end after the deletion" "$ok" "$nfiles"
 	check_gt "bytes read after the deletion" "$bytes" 0
