@@ -422,7 +422,8 @@ test_nat_paws()
 		# its four cases' times: a case run once more takes longer
 		diag "run $i: $ok of $i passed; $((SECONDS - t0)) s (cases: $(sed -n \
 			's/^# nat_paws: .*: \([0-9]*\) s$/\1/p' "$log" |
-			paste -sd, -) s)"
+			paste -sd, -) s; main case's $(grep -m 1 -o \
+			"RSTs to srv: .*" "$log"))"
 		# a failed run whole (its diag lines and srv's packet trace):
 		# its log dies with the guest
 		grep -q '^not ok' "$log" && sed "s/^/#   run $i: /" "$log"
