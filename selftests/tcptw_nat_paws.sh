@@ -334,6 +334,20 @@ check_clean_run()
 	fi
 }
 
+# check_rst_kills : every RST to srv answers an ACK of srv's TIME_WAIT
+# socket (a client's to a refused SYN or to a non-SYN reject, the NAT's
+# own stack's to an ACK that came after the NAT's entry went: seen on 6.1
+# 6 ms after the socket was made, no refusal before it) and carries
+# seq == its rcv_nxt: it kills it (tcp_rfc1337=0). Sets RSTS to their
+# number.
+check_rst_kills()
+{
+	RSTS=$((${D[cli_outrsts]} + ${D[nat_outrsts]}))
+	diag "RSTs to srv: clients ${D[cli_outrsts]}, the NAT's stack ${D[nat_outrsts]}"
+	check_mod_eq "srv TwKilledByRst == clients OutRsts + NAT OutRsts" \
+		"${D[srv_TwKilledByRst]}" "$RSTS"
+}
+
 # scenario NAME CLOSE_FIRST CLI_TS SRV_TS GAP_MS : run_scenario with these
 scenario()
 {
@@ -394,7 +408,7 @@ scenario_reset()
 
 test_main()
 {
-	local k rsts
+	local k
 
 	test_begin "main: server closes first, clients alternate behind 1 NAT port"
 	if ! probe_gate tcp_timewait_state_process; then
@@ -461,21 +475,13 @@ test_main()
 	check_mod_eq "srv TwCreated == srv TcpExt TW" \
 		"${D[srv_TwCreated]}" "${D[srv_tw]}"
 	check_mod_eq "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}" 0
-	# Every RST to srv answers an ACK of srv's TIME_WAIT socket (a
-	# client's to a refused SYN or to a non-SYN reject, the NAT's own
-	# stack's to an ACK that came after the NAT's entry went: seen on 6.1
-	# 6 ms after the socket was made, no refusal before it) and carries
-	# seq == its rcv_nxt: it kills it (tcp_rfc1337=0).
-	rsts=$((${D[cli_outrsts]} + ${D[nat_outrsts]}))
-	diag "RSTs to srv: clients ${D[cli_outrsts]}, the NAT's stack ${D[nat_outrsts]}"
-	check_mod_eq "srv TwKilledByRst == clients OutRsts + NAT OutRsts" \
-		"${D[srv_TwKilledByRst]}" "$rsts"
+	check_rst_kills
 	# Every SYN after the first meets the previous connection's
 	# TIME_WAIT socket (one tuple) unless an RST killed it first:
 	# recycled, or refused (whose RST then kills it). Without non-SYN
 	# rejects and RSTs of the NAT, N-1 - SYN PAWS rejections.
 	check_mod_eq "srv TwSynRecycled == N-1 - RSTs to srv" \
-		"${D[srv_TwSynRecycled]}" $((N - 1 - rsts))
+		"${D[srv_TwSynRecycled]}" $((N - 1 - RSTS))
 	check_mod_eq "srv TwSynRecycled + TwKilledByRst == TW - TW left" \
 		$((${D[srv_TwSynRecycled]:-0} + ${D[srv_TwKilledByRst]:-0})) \
 		$((${D[srv_tw]} - TW_LEFT))
@@ -580,9 +586,7 @@ test_clients_ts2()
 	diag "srv PAWS rejections of reordered non-SYN segments: ${D[srv_paws]}"
 	check_mod_eq "srv TwPawsRejected == srv PAWS MIB (non-SYN only)" \
 		"${D[srv_TwPawsRejected]}" "${D[srv_paws]}"
-	diag "RSTs to srv: clients ${D[cli_outrsts]}, the NAT's stack ${D[nat_outrsts]}"
-	check_mod_eq "srv TwKilledByRst == clients OutRsts + NAT OutRsts" \
-		"${D[srv_TwKilledByRst]}" $((${D[cli_outrsts]} + ${D[nat_outrsts]}))
+	check_rst_kills
 	check_mod_eq "srv TwSynRecycled + TwKilledByRst == TW - TW left" \
 		$((${D[srv_TwSynRecycled]:-0} + ${D[srv_TwKilledByRst]:-0})) \
 		$((${D[srv_tw]} - TW_LEFT))
