@@ -359,14 +359,10 @@ for s in keep:
 print("done")
 '
 
-ack_full_seen()
+# test_count NAME : the test build's count in parameter NAME, 0 without it
+test_count()
 {
-	cat /sys/module/tcptw/parameters/test_ack_full_seen 2>/dev/null || echo 0
-}
-
-ack_entered()
-{
-	cat /sys/module/tcptw/parameters/test_ack_entered 2>/dev/null || echo 0
+	cat "/sys/module/tcptw/parameters/$1" 2>/dev/null || echo 0
 }
 
 # ack_race MODE: one run of a scenario, on a port of its own; sets SEEN
@@ -387,8 +383,8 @@ ack_race()
 		return 1
 	}
 	ns_snapshot "$srv" B s_
-	seen0=$(ack_full_seen)
-	entered0=$(ack_entered)
+	seen0=$(test_count test_ack_full_seen)
+	entered0=$(test_count test_ack_entered)
 	CLI_OUT=$TMPDIR_T/cli-$port.out
 	timeout 90 ip netns exec "$cli" "$PY" -c "$ACK_CLIENT_PY" $SRV "$port" \
 		"$mode" "$TMPDIR_T/q-$port" >"$CLI_OUT" 2>&1 || {
@@ -398,8 +394,8 @@ ack_race()
 	# the aborts' RSTs land; nothing is left to retransmit
 	sleep 1
 	ns_snapshot "$srv" A s_
-	SEEN=$(( $(ack_full_seen) - seen0 ))
-	ENTERED=$(( $(ack_entered) - entered0 ))
+	SEEN=$(( $(test_count test_ack_full_seen) - seen0 ))
+	ENTERED=$(( $(test_count test_ack_entered) - entered0 ))
 	OVF=$(( ${A[s_mib_TcpExtListenOverflows]:-0} - ${B[s_mib_TcpExtListenOverflows]:-0} ))
 	MOD=$(( ${A[s_tw_ListenOverflow]:-0} - ${B[s_tw_ListenOverflow]:-0} ))
 	ACK=$(( ${A[s_tw_ListenOverflowAck]:-0} - ${B[s_tw_ListenOverflowAck]:-0} ))
