@@ -28,7 +28,12 @@ MODULE_PARM_DESC(test_tw_syn_delay_us,
 unsigned int tcptw_test_ack_delay_us;
 module_param_named(test_ack_delay_us, tcptw_test_ack_delay_us, uint, 0444);
 MODULE_PARM_DESC(test_ack_delay_us,
-		 "test build: us to spin before the kernel tests the accept queue for a handshake's ACK, or until the next one reaches the hook (at most 500000)");
+		 "test build: us at most to hold a handshake's ACK before the kernel tests the accept queue, until the queue turns full or not full (at most 500000)");
+
+unsigned int tcptw_test_ack_holds;
+module_param_named(test_ack_holds, tcptw_test_ack_holds, uint, 0644);
+MODULE_PARM_DESC(test_ack_holds,
+		 "test build: handshake ACKs still to hold (each hold takes one)");
 
 unsigned int tcptw_test_ack_entered;
 module_param_named(test_ack_entered, tcptw_test_ack_entered, uint, 0444);

@@ -22,14 +22,16 @@ extern unsigned int tcptw_test_tfo_delay_us;
 /* us to spin after a TCP_TW_SYN verdict, before the listener lookup (tw.c) */
 extern unsigned int tcptw_test_tw_syn_delay_us;
 /*
- * us to spin at the end of tcp_v{4,6}_syn_recv_sock()'s hook for a
- * handshake's ACK, before the kernel tests the accept queue (listen.c),
- * or until another such ACK reaches the hook; how many such ACKs reached
- * it, and how many found the queue full there
+ * tcp_v{4,6}_syn_recv_sock()'s hook for a handshake's ACK (listen.c):
+ * how many such ACKs reached it, and how many found the accept queue full
+ * there; how many ACKs still to hold (a test writes it, each hold takes
+ * one), and for at most how many us each is held, before the kernel tests
+ * the queue
  */
-extern unsigned int tcptw_test_ack_delay_us;
 extern unsigned int tcptw_test_ack_entered;
 extern unsigned int tcptw_test_ack_full_seen;
+extern unsigned int tcptw_test_ack_holds;
+extern unsigned int tcptw_test_ack_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
 /* the most table rows one read section copied (table.c) */
@@ -50,21 +52,30 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 }
 
 /*
- * a handshake's ACK at the hook: counted, the queue as the hook sees it,
- * then the hold, in steps of 1 ms, which the next ACK to reach the hook
- * ends (so that a test sends that one while this one is held, whenever
- * its CPU gets to it)
+ * a handshake's ACK at the hook: the queue as the hook sees it, a hold
+ * taken if one is left, then counted (a test that sees the count move
+ * knows which of full or not this ACK saw, and that it is held if it
+ * took one). The hold, in steps of 1 ms, lasts until the queue turns full
+ * or not full, whichever it was not at the entry: another CPU queueing a
+ * child or accept() taking one is the window, however late either CPU
+ * gets to it.
  */
 static inline void tcptw_test_ack_hold(const struct sock *sk)
 {
 	unsigned int us = min(READ_ONCE(tcptw_test_ack_delay_us), 500000U);
-	unsigned int n = READ_ONCE(tcptw_test_ack_entered) + 1;
+	unsigned int holds = READ_ONCE(tcptw_test_ack_holds);
+	bool full = sk_acceptq_is_full(sk);
 
-	WRITE_ONCE(tcptw_test_ack_entered, n);
-	if (sk_acceptq_is_full(sk))
+	if (holds && cmpxchg(&tcptw_test_ack_holds, holds, holds - 1) != holds)
+		holds = 0;
+	if (full)
 		WRITE_ONCE(tcptw_test_ack_full_seen,
 			   READ_ONCE(tcptw_test_ack_full_seen) + 1);
-	while (us && READ_ONCE(tcptw_test_ack_entered) == n) {
+	/* the counts before the ACK goes on or is held */
+	smp_wmb();
+	WRITE_ONCE(tcptw_test_ack_entered,
+		   READ_ONCE(tcptw_test_ack_entered) + 1);
+	while (holds && us && sk_acceptq_is_full(sk) == full) {
 		udelay(min(us, 1000U));
 		us -= min(us, 1000U);
 	}

@@ -30,17 +30,19 @@
 # kernel log stays clean.
 #
 # The same window at a handshake's ACK (ack race): the test build holds
-# tcp_v4_syn_recv_sock()'s hook for test_ack_delay_us after it ran, before
-# the kernel tests the accept queue, or until the next ACK reaches the hook
-# (test_ack_entered counts them). A listener with TCP_DEFER_ACCEPT
-# makes each connection reach that test when its client sends, so the
-# order is set by the clients, each step waiting for the server's accept
-# queue to show the last one done (not for a clock: a starved vCPU must
-# not reorder them): "drain" holds an ACK that finds the queue
-# full while the server accept()s a child (the kernel then finds room:
-# ListenOverflows +0), "fill" sends a second ACK once the first is held:
-# both find room, the first one's child fills the queue, the second
-# overflows. "fill" needs both handshakes pending at once, which a
+# one ACK at tcp_v4_syn_recv_sock()'s hook, after it ran and before the
+# kernel tests the accept queue, once the client arms it
+# (test_ack_holds), until the queue turns full or not full, whichever it
+# was not at the hook's entry (at most test_ack_delay_us;
+# test_ack_entered counts the ACKs at the hook). A listener with
+# TCP_DEFER_ACCEPT makes each connection reach that test when its client
+# sends, so the order is set by the clients, each step waiting for the
+# server's accept queue or the hook's count to show the last one done
+# (not for a clock: a starved vCPU must not reorder them): "drain" holds
+# an ACK that finds the queue full while the server accept()s a child
+# (the kernel then finds room: ListenOverflows +0), "fill" holds an ACK
+# that finds room while a second one's child fills the queue (the kernel
+# then finds it full: the held one overflows). "fill" needs both handshakes pending at once, which a
 # backlog of one cannot hold on 5.10 (its inet_csk_reqsk_queue_is_full()
 # tests >=, later kernels >: the second SYN gets a cookie, whose child is
 # queued at its handshake's ACK, TCP_DEFER_ACCEPT or not), so its
@@ -257,13 +259,14 @@ while time.time() < end:
     time.sleep(0.002)
 '
 
-# Each step waits for the server's queue, not for a clock, so that a
-# starved vCPU delays the scenario instead of reordering it. "drain": B
-# connects, two children fill the queue, then B sends from CPU 0: its ACK
-# finds the queue full and is held while the server accept()s. "fill": two
-# children queued, then C sends from CPU 1 and B from CPU 0 while C is held:
-# both ACKs find room, C's child fills the queue, B's overflows. Every
-# socket is aborted (RST) at the end.
+# Each step waits for the server's queue or the hook's count, not for a
+# clock, so that a starved vCPU delays the scenario instead of reordering
+# it. Two children fill the queue ("fill": take two of its three places),
+# then one hold is armed and B sends from CPU 0: its ACK is held at the
+# hook until the queue changes. "drain": B's ACK finds the queue full, the
+# server accept()s, the kernel finds room. "fill": B's ACK finds room; C
+# sends from CPU 1 once B's is at the hook, C's child fills the queue, the
+# kernel finds it full for B. Every socket is aborted (RST) at the end.
 ACK_CLIENT_PY='
 import multiprocessing as mp, os, socket, struct, sys, time
 srv, port, mode, qfile = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
@@ -297,34 +300,28 @@ def need_queue(n):
 def pin(cpu):
     os.sched_setaffinity(0, {cpu})
 
-# C sends first, B once the ACK of C is held at the hook (test_ack_entered
-# moved); the ACK of B reaching the hook lets it go, so that B is tested
-# before the child of C is queued and the kernel looks at B after it,
-# however late either CPU gets to its ACK (the softirq may wait for
-# ksoftirqd). B is on CPU 0 before C sends: a process forked here starts on CPU 1
-# only, which the hold of C keeps busy.
 entered = "/sys/module/tcptw/parameters/test_ack_entered"
 t0 = time.time()
 
 def acks():
     return int(open(entered).read())
 
-def send_c(s, cpu, b_ready, e0):
-    pin(cpu)
-    b_ready.wait(30)
-    t = time.time() - t0
-    s.send(b"x")
-    print("sent: c %.3f-%.3f (then %d ACKs at the hook)" % (t, time.time() - t0, acks() - e0), flush=True)
+# the next ACK to reach the hook is held there
+def arm():
+    with open("/sys/module/tcptw/parameters/test_ack_holds", "w") as f:
+        f.write("1")
 
-def send_b(s, cpu, b_ready, e0):
+# from CPU cpu, once the hook has counted an ACK since e0 (at once if None);
+# the send returns when the ACK has gone through the stack here, held or not
+def send(name, s, cpu, e0):
     pin(cpu)
-    b_ready.set()
     end = time.time() + 30
-    while acks() == e0 and time.time() < end:
+    while e0 is not None and acks() == e0 and time.time() < end:
         time.sleep(0.001)
-    t, e = time.time() - t0, acks() - e0
+    t, e = time.time() - t0, acks()
     s.send(b"x")
-    print("sent: b %.3f-%.3f (after %d ACKs at the hook)" % (t, time.time() - t0, e), flush=True)
+    print("sent: %s %.3f-%.3f (ACKs at the hook before: %d, after: %d)" %
+          (name, t, time.time() - t0, e, acks()), flush=True)
 
 if mode == "drain":
     pin(0)
@@ -333,8 +330,8 @@ if mode == "drain":
     for n in (1, 2):
         conn().send(b"x")
         need_queue(n)
-    pin(0)
-    b.send(b"x")
+    arm()
+    send("b", b, 0, None)
     # the server has taken all three (else the run shows it)
     wait_queue(0, exact=True)
 else:
@@ -342,13 +339,13 @@ else:
     for n in (1, 2):
         conn().send(b"x")
         need_queue(n)
-    # both connections made before the count is read: B waits for an ACK
-    # that reaches the hook after them (a handshake whose ACK makes its child
-    # at once, as with a cookie, reaches it too)
-    socks = [conn(), conn()]
-    b_ready, e0 = mp.Event(), acks()
-    ps = [mp.Process(target=f, args=(s, cpu, b_ready, e0))
-          for s, (f, cpu) in zip(socks, ((send_c, 1), (send_b, 0)))]
+    b, c = conn(), conn()
+    arm()
+    e0 = acks()
+    # B on CPU 0 (a process forked here starts on CPU 1, then moves), C on
+    # CPU 1 once the ACK of B is at the hook
+    ps = [mp.Process(target=send, args=a)
+          for a in (("b", b, 0, None), ("c", c, 1, e0))]
     for p in ps:
         p.start()
     for p in ps:
