@@ -42,14 +42,15 @@
 # an ACK that finds the queue full while the server accept()s a child
 # (the kernel then finds room: ListenOverflows +0), "fill" holds an ACK
 # that finds room while a second one's child fills the queue (the kernel
-# then finds it full: the held one overflows). "fill" needs both handshakes pending at once, which a
-# backlog of one cannot hold on 5.10 (its inet_csk_reqsk_queue_is_full()
-# tests >=, later kernels >: the second SYN gets a cookie, whose child is
-# queued at its handshake's ACK, TCP_DEFER_ACCEPT or not), so its
-# listener takes a backlog of two and no SYN cookie may be sent. Asserted in
-# both: the listeners row == the ListenOverflows delta, whatever the hook
-# could see at its entry (the test build counts the ACKs that found the
-# queue full, test_ack_full_seen, to show the window opened).
+# then finds it full: the held one overflows). "fill" needs both
+# handshakes pending at once, which a backlog of one cannot hold on 5.10
+# (its inet_csk_reqsk_queue_is_full() tests >=, later kernels >: the
+# second SYN gets a cookie, whose child is queued at its handshake's ACK,
+# TCP_DEFER_ACCEPT or not), so its listener takes a backlog of two and no
+# SYN cookie may be sent. Asserted in both: the listeners row == the
+# ListenOverflows delta, whatever the hook could see at its entry (the
+# test build counts the ACKs that found the queue full,
+# test_ack_full_seen, to show the window opened).
 
 source "$(dirname "$0")/lib.sh"
 
@@ -300,15 +301,15 @@ def need_queue(n):
 def pin(cpu):
     os.sched_setaffinity(0, {cpu})
 
-entered = "/sys/module/tcptw/parameters/test_ack_entered"
+params = "/sys/module/tcptw/parameters/"
 t0 = time.time()
 
 def acks():
-    return int(open(entered).read())
+    return int(open(params + "test_ack_entered").read())
 
 # the next ACK to reach the hook is held there
 def arm():
-    with open("/sys/module/tcptw/parameters/test_ack_holds", "w") as f:
+    with open(params + "test_ack_holds", "w") as f:
         f.write("1")
 
 # from CPU cpu, once the hook has counted an ACK since e0 (at once if None);
