@@ -17,13 +17,15 @@
  * A connect() that fails with EADDRNOTAVAIL (every port of the range
  * taken, ConnectPortExhausted, or, for a socket bound to a port, its one
  * 4-tuple, ConnectTupleInUse) leaves SYN-SENT for CLOSE without having
- * sent its SYN: the sock:inet_sock_set_state tracepoint says so, once per
- * connect(), with no hook on the connect() path itself. There the refusal
- * is counted once, with the reason reuse could not help: the connection's
- * own (tcp_tw_reuse 0, or 2 and not over loopback), else that of the
- * TIME_WAIT socket holding the tuple (bound), or holding the lowest port
- * of the range to the same peer (found by looking ports up in the
- * established hash, at most TW_SCAN_MAX of them), in the kernel's order.
+ * sent its SYN or got a tuple: the sock:inet_sock_set_state tracepoint
+ * says so, once per connect(), with no hook on the connect() path
+ * itself. There the refusal is counted once, with the reason reuse could
+ * not help: the connection's own (tcp_tw_reuse 0, or 2 and not over
+ * loopback), else that of the TIME_WAIT socket holding the tuple
+ * (bound), or holding the lowest port of the range the kernel searched
+ * (the socket's own IP_LOCAL_PORT_RANGE where it has one) to the same
+ * peer (found by looking ports up in the established hash, at most
+ * TW_SCAN_MAX of them), in the kernel's order.
  * Both counts go to one peers row in one update, and one event
  * (connect_port_exhausted or connect_tuple_in_use) carries the reason,
  * with that TIME_WAIT socket's tuple, age and last peer timestamp.
@@ -87,13 +89,17 @@ static struct sock *tw_holding(const struct sock *sk, u16 lport)
 	return sk2;
 }
 
-/* the lowest port of the netns' range whose tuple a TIME_WAIT socket holds */
+/*
+ * The lowest port of the range connect() searched for @sk (its own
+ * IP_LOCAL_PORT_RANGE where it has one) whose tuple a TIME_WAIT socket
+ * holds.
+ */
 static struct sock *tw_in_range(const struct sock *sk)
 {
 	struct sock *tw = NULL;
 	int low, high, port;
 
-	inet_get_local_port_range(sock_net(sk), &low, &high);
+	tcptw_compat_port_range(sk, &low, &high);
 	for (port = low; port <= high && port < low + TW_SCAN_MAX && !tw;
 	     port++)
 		tw = tw_holding(sk, port);
@@ -206,12 +212,35 @@ static void peer_key(struct tcptw_table_key *k, const struct sock *sk)
 }
 
 /*
- * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()).
- * connect() leaves SYN-SENT without sending its SYN (segs_out 0) and
- * without an error (sk_err 0: not a RST, a timeout or an ICMP error) only
- * when inet_hash_connect() found no 4-tuple. One other failure looks
- * alike: a route or buffer lost between the port's choice and the SYN,
- * which would count as ConnectTupleInUse. Out of line: its locals,
+ * Whether this connect() of @sk got its 4-tuple and failed after it, or
+ * is a Fast Open connect() closed before its first write. tcp_connect()
+ * sets window_clamp (tcp_connect_init()) before it allocates the SYN
+ * (-ENOBUFS after that), where a new socket and tcp_disconnect() leave
+ * it 0; an IPv4 connect() sets the socket's route only once its tuple
+ * is hashed. Both are still there when the tracepoint fires: the failure
+ * path clears the route after tcp_set_state(). Two failures stay alike
+ * to a refusal: a route lost between the tuple's choice and the SYN
+ * (tcp_v4_connect()'s ip_route_newports(), either's rebuild_header()),
+ * a window of microseconds; and, on IPv6 only, a socket the user set
+ * TCP_WINDOW_CLAMP on, whose refusals go uncounted.
+ */
+static bool connect_got_tuple(const struct sock *sk)
+{
+	if (tcptw_compat_defer_connect(sk))
+		return true;
+	if (sk->sk_family == AF_INET)
+		return rcu_access_pointer(sk->sk_dst_cache);
+	return READ_ONCE(tcp_sk(sk)->window_clamp);
+}
+
+/*
+ * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()), after
+ * inet_put_port() zeroed inet_num unless the user bound the port.
+ * connect() leaves SYN-SENT without sending its SYN (segs_out 0, which
+ * tcp_disconnect() resets for a socket connected again) and without
+ * having got a 4-tuple (connect_got_tuple()) only when inet_hash_connect()
+ * found none. sk_err says nothing here: tcp_disconnect() leaves
+ * ECONNRESET in it for the next connect(). Out of line: its locals,
  * zeroed on entry by kernels built with CONFIG_INIT_STACK_ALL_ZERO, cost
  * nothing to the state changes that fail the first test.
  */
@@ -224,8 +253,8 @@ static noinline void syn_sent_closed(const struct sock *sk)
 	u8 reason, type;
 	bool bound;
 
-	if (sk->sk_protocol != IPPROTO_TCP || READ_ONCE(sk->sk_err) ||
-	    READ_ONCE(tcp_sk(sk)->segs_out))
+	if (sk->sk_protocol != IPPROTO_TCP ||
+	    READ_ONCE(tcp_sk(sk)->segs_out) || connect_got_tuple(sk))
 		return;
 	bound = inet_sk(sk)->inet_num != 0;
 	/* the tracepoint's handler runs with preemption disabled */

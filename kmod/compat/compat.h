@@ -141,6 +141,35 @@ static inline bool tcptw_compat_tw_reuse_checks_fin_wait2(void)
 #endif
 }
 
+/*
+ * The ephemeral range connect() searches for @sk: its own
+ * (IP_LOCAL_PORT_RANGE, v6.3, in Debian's 6.1 too) within the netns' one,
+ * as inet_sk_get_local_port_range() computes it; the netns' one before.
+ */
+static inline void tcptw_compat_port_range(const struct sock *sk, int *low,
+					   int *high)
+{
+#ifdef TCPTW_HAVE_SK_PORT_RANGE
+	inet_sk_get_local_port_range(sk, low, high);
+#else
+	inet_get_local_port_range(sock_net(sk), low, high);
+#endif
+}
+
+/*
+ * connect() of a TCP_FASTOPEN_CONNECT socket with a cookie left SYN-SENT
+ * without a SYN, waiting for the first write (v6.6 made the bitfield a
+ * flag of inet_sock).
+ */
+static inline bool tcptw_compat_defer_connect(const struct sock *sk)
+{
+#ifdef TCPTW_HAVE_INET_FLAGS_DEFER_CONNECT
+	return inet_test_bit(DEFER_CONNECT, sk);
+#else
+	return inet_sk(sk)->defer_connect;
+#endif
+}
+
 /* the local address @sk is bound to (IPv4 in the first word) */
 static inline const void *tcptw_compat_sk_bound_addr(const struct sock *sk)
 {
