@@ -27,6 +27,19 @@
 #       for its echo; prints the errno name the second exchange got.
 #   connect ADDR PORT TIMEOUT_S
 #       one blocking connect; prints "ok" or the errno name.
+#   range-reuse SRC DST PORT LPORT SPARE KIND
+#       (tcptw_port_range.sh) a socket bound to SRC with
+#       IP_BIND_ADDRESS_NO_PORT and the one-port IP_LOCAL_PORT_RANGE LPORT
+#       (KIND sysctl: no socket range; the caller narrowed the netns' one
+#       to LPORT) connects to DST PORT, shuts its side, reads to the
+#       server's FIN and closes: LPORT's tuple is now in TIME_WAIT here.
+#       Then, at once, a second such socket connects (KIND socket,
+#       sysctl); or (KIND unspec) one with the range SPARE connects,
+#       disconnects with connect(AF_UNSPEC) (a RST, and ECONNRESET left in
+#       its sk_err), takes the range LPORT and connects again. Starts 20 ms
+#       into a CLOCK_MONOTONIC second; "same_second" says whether the
+#       server's FIN and the last connect() fell in that one second.
+#       Prints each connect()'s outcome ("ok" or the errno name).
 #   The two scapy modes serve several cases from one python start (an
 #   import of scapy's layers takes 10-20 s under TCG): they print "ready"
 #   on stderr once set up, and write each result to DIR/NAME.json.
@@ -67,6 +80,7 @@ import json
 import os
 import select
 import socket
+import struct
 import sys
 import threading
 import time
@@ -254,6 +268,80 @@ def connect(addr, port, timeout):
         res = errno.errorcode.get(e.errno, "timeout")
     s.close()
     out({"connect": res})
+
+
+IP_BIND_ADDRESS_NO_PORT = 24
+IP_LOCAL_PORT_RANGE = 51
+
+
+def set_range(s, port):
+    # a __u32, high half the upper bound: above INT_MAX for ports past
+    # 32767, which python's int form of setsockopt() refuses
+    s.setsockopt(socket.SOL_IP, IP_LOCAL_PORT_RANGE,
+                 struct.pack("=I", port << 16 | port))
+
+
+def range_sock(fam, src, port):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(5)
+    s.setsockopt(socket.SOL_IP, IP_BIND_ADDRESS_NO_PORT, 1)
+    if port:
+        set_range(s, port)
+    s.bind((src, 0))
+    return s
+
+
+def try_connect(s, dst, port):
+    try:
+        s.connect((dst, port))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+
+
+def range_reuse(src, dst, port, lport, spare, kind):
+    fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    own = lport if kind != "sysctl" else 0
+    res = {"kind": kind}
+    try:
+        range_sock(fam, src, lport).close()
+    except OSError as e:
+        out({"unsupported": errno.errorcode.get(e.errno, str(e.errno))})
+        return
+    now = time.monotonic()
+    time.sleep(1.02 - (now - int(now)))
+    sec = int(time.monotonic())
+    s = range_sock(fam, src, own)
+    res["first"] = try_connect(s, dst, port)
+    if res["first"] == "ok":
+        res["lport"] = s.getsockname()[1]
+        s.shutdown(socket.SHUT_WR)
+        while s.recv(4096):
+            pass
+    s.close()
+    if kind == "unspec":
+        s = range_sock(fam, src, spare)
+        res["spare"] = try_connect(s, dst, port)
+        # connect(AF_UNSPEC): tcp_disconnect() resets the connection and
+        # leaves ECONNRESET in sk_err for the next connect()
+        unspec_connect(s)
+        set_range(s, lport)
+    else:
+        s = range_sock(fam, src, own)
+    res["second"] = try_connect(s, dst, port)
+    res["same_second"] = int(time.monotonic()) == sec
+    s.close()
+    out(res)
+
+
+def unspec_connect(s):
+    # python's connect() takes an address of the socket's own family:
+    # libc's, with a zeroed sockaddr (sa_family AF_UNSPEC)
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    sa = ctypes.create_string_buffer(16)
+    if libc.connect(s.fileno(), sa, len(sa)) != 0:
+        raise OSError(ctypes.get_errno(), "connect(AF_UNSPEC)")
 
 
 def paws_estab(src, dst, dport, k, d, kinds):
@@ -491,6 +579,8 @@ def main(a):
         idle(a[1], int(a[2]), float(a[3]), a[4:])
     elif m == "connect":
         connect(a[1], int(a[2]), float(a[3]))
+    elif m == "range-reuse":
+        range_reuse(a[1], a[2], int(a[3]), int(a[4]), int(a[5]), a[6])
     elif m == "paws-estab":
         paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5], a[6].split(","))
     elif m == "paws-active":

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# A reuse refused on a socket with its own ephemeral range, and on a
+# socket connected again after a disconnect (issue 39):
+#
+#   cli 198.18.0.1 / fd00::1 --eth0---eth0-- srv 198.18.0.2 / fd00::2 :8080
+#   tcp_tw_reuse 1, tcp_timestamps 1    (srv: tcp_timestamps 1, or 0)
+#
+# tcptw_sock.py range-reuse: a socket with IP_BIND_ADDRESS_NO_PORT and the
+# one-port IP_LOCAL_PORT_RANGE 40000 connects, closes first and leaves
+# its one port in TIME_WAIT; a second such socket connects at once and
+# the kernel refuses to reuse that socket's tuple (EADDRNOTAVAIL): too
+# recent (the server sent timestamps, the socket is younger than a second,
+# or than tcp_tw_reuse_delay), or no timestamps (srv tcp_timestamps=0).
+# The same with the netns' range narrowed to that one port by the sysctl
+# and no socket option. And (unspec) the second connect() comes from a
+# socket that was connected elsewhere and disconnected with
+# connect(AF_UNSPEC), which leaves ECONNRESET in its sk_err.
+# Ground truth: the client's errno (ok, then EADDRNOTAVAIL), TWRecycled 0,
+# the TIME_WAIT socket on port 40000 in ss; the reason is the one the case
+# built (timestamps off, or on and the socket young). Asserted: one
+# ConnectPortExhausted, one refusal with that reason and no other, no
+# grant, the peers row of srv:8080 with both. IPv4 and IPv6.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/reuse_lib.sh"
+
+require_root
+require_cmd ip nstat ss python3
+require_traffic
+require_module
+
+SOCK_PY=$(dirname "$0")/tcptw_sock.py
+LPORT=40000
+SPARE=40001
+
+# range_run NAME KIND SRC DST : the server on srv, the scenario on cli;
+# fills BEFORE/AFTER (cli) and OUT (the scenario's JSON line)
+range_run()
+{
+	local name=$1 kind=$2 src=$3 dst=$4
+
+	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
+	     --listen "$(addr_port "$dst" 8080)" --count 0 --timeout 60 \
+	     --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	BEFORE=() AFTER=()
+	OUT=$TMPDIR_T/$name.json
+	rl_snap "$cli" BEFORE
+	timeout 60 ip netns exec "$cli" python3 "$SOCK_PY" range-reuse \
+		"$src" "$dst" 8080 $LPORT $SPARE "$kind" >"$OUT"
+	check_err $? "tcptw_sock.py range-reuse failed"
+	rl_snap "$cli" AFTER
+	diag "scenario: $(cat "$OUT")"
+	rl_tw_dump
+	rl_peers_dump "$cli"
+}
+
+# jstr KEY : the string (or true/false) KEY of $OUT's JSON line
+jstr()
+{
+	local c re="\"$1\":\"?([A-Za-z0-9_]*)"
+
+	c=$(cat "$OUT" 2>/dev/null)
+	[[ $c =~ $re ]] && echo "${BASH_REMATCH[1]}"
+}
+
+# addr_port ADDR PORT : ADDR:PORT, bracketed for IPv6
+addr_port()
+{
+	case $1 in
+	*:*) echo "[$1]:$2" ;;
+	*) echo "$1:$2" ;;
+	esac
+}
+
+# range_fits : a run that refused the second connect(), or told why not
+range_fits()
+{
+	[ "$(jstr second)" = EADDRNOTAVAIL ] || [ -n "$(jstr unsupported)" ] &&
+		return 0
+	echo "second connect(): $(jstr second), same_second $(jstr same_second)"
+	return 1
+}
+
+# range_setup : fresh namespaces for $KIND and $SRV_TS; the client's
+# range narrowed to LPORT for KIND sysctl, else the default's
+range_setup()
+{
+	local lo=32768 hi=60999
+
+	cleanup_all_ns
+	[ "$KIND" = sysctl ] && lo=$LPORT hi=$LPORT
+	pair_setup && rl_client_sysctls "$cli" 1 $lo $hi &&
+		rl_sysctl "$srv" net.ipv4.tcp_timestamps="$SRV_TS"
+}
+
+# test_range KIND FAMILY SRV_TS
+test_range()
+{
+	local kind=$1 fam=$2 ts=$3 src=198.18.0.1 dst=198.18.0.2
+	local reason=TwReuseDeniedTooRecent col=denied_too_recent k
+	local name="port_range: $fam: $kind range, srv tcp_timestamps=$ts: EADDRNOTAVAIL counted with its reason"
+
+	[ "$fam" = ipv6 ] && src=fd00::1 dst=fd00::2
+	[ "$ts" = 0 ] && reason=TwReuseDeniedNoTimestamps col=denied_no_timestamps
+	KIND=$kind SRV_TS=$ts
+	rl_begin "$kind $fam ts $ts" "$name" || return
+	if ! range_setup ||
+	   ! rerun_once range_fits range_setup \
+		range_run "range_${kind}_$fam" "$kind" "$src" "$dst"; then
+		check_err 1 "setup failed"
+		rl_end "$name"
+		return
+	fi
+	if [ -n "$(jstr unsupported)" ]; then
+		skip_test "the kernel has no IP_LOCAL_PORT_RANGE (setsockopt: $(jstr unsupported))"
+		rl_end "$name"
+		return
+	fi
+	check_str "first connect()" "$(jstr first)" ok
+	check_eq "its local port" "$(json_get "$OUT" lport)" $LPORT
+	[ "$kind" = unspec ] &&
+		check_str "connect() from port $SPARE" "$(jstr spare)" ok
+	check_str "second connect()" "$(jstr second)" EADDRNOTAVAIL
+	check_eq "cli TcpExt TWRecycled delta" "$(rl_mib TcpExtTWRecycled)" 0
+	check_eq "cli TIME_WAIT sockets on port $LPORT" \
+		"$(nsx "$cli" ss -Htan state time-wait "( sport = :$LPORT )" | wc -l)" 1
+	check_mod_eq "ConnectPortExhausted == the client's EADDRNOTAVAIL" \
+		"$(rl_tw ConnectPortExhausted)" 1
+	check_mod_eq "$reason" "$(rl_tw $reason)" 1
+	for k in TwReuseDeniedDisabled TwReuseDeniedLoopbackOnly \
+		 TwReuseDeniedNoTimestamps TwReuseDeniedTooRecent \
+		 TwReuseDeniedFinWait2 TwReuseGranted ConnectTupleInUse; do
+		[ "$k" = "$reason" ] && continue
+		check_mod_eq "$k (not the reason here)" "$(rl_tw $k)" 0
+	done
+	check_mod_eq "peers $dst 8080 port_exhausted" \
+		"$(rl_peer "$cli" "$dst" 8080 port_exhausted)" 1
+	check_mod_eq "peers $dst 8080 $col" \
+		"$(rl_peer "$cli" "$dst" 8080 $col)" 1
+	rl_end "$name"
+}
+
+tests_run \
+	"test_range socket ipv4 1" "test_range socket ipv4 0" \
+	"test_range socket ipv6 1" "test_range socket ipv6 0" \
+	"test_range sysctl ipv4 1" "test_range sysctl ipv4 0" \
+	"test_range sysctl ipv6 1" "test_range sysctl ipv6 0" \
+	"test_range unspec ipv4 0" "test_range unspec ipv6 1"
