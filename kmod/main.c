@@ -36,6 +36,7 @@ static void __exit tcptw_exit(void)
 {
 	tcptw_test_coexist_uninit();
 	tcptw_probes_uninit();
+	tcptw_test_uninit();
 	tcptw_pernet_uninit();
 }
 

@@ -5,6 +5,8 @@
  * The test build's knobs (test.h). Only compiled with TCPTW_TEST=1.
  */
 #include <linux/moduleparam.h>
+#include <linux/workqueue.h>
+#include <net/inet_timewait_sock.h>
 
 #include "test.h"
 
@@ -24,6 +26,69 @@ module_param_named(test_tw_syn_delay_us, tcptw_test_tw_syn_delay_us, uint,
 		   0444);
 MODULE_PARM_DESC(test_tw_syn_delay_us,
 		 "test build: us to spin after a TIME_WAIT socket accepts a SYN (at most 10000)");
+
+unsigned int tcptw_test_tw_syn_unhash;
+module_param_named(test_tw_syn_unhash, tcptw_test_tw_syn_unhash, uint, 0644);
+MODULE_PARM_DESC(test_tw_syn_unhash,
+		 "test build: TIME_WAIT SYN verdicts still to follow by the socket's unhash on another CPU (each takes one)");
+
+unsigned int tcptw_test_tw_syn_unhashed;
+module_param_named(test_tw_syn_unhashed, tcptw_test_tw_syn_unhashed, uint,
+		   0444);
+MODULE_PARM_DESC(test_tw_syn_unhashed,
+		 "test build: sockets test_tw_syn_unhash unhashed before the kernel's own deschedule");
+
+/*
+ * One unhash at a time: inet_twsk_deschedule_put() on another CPU's
+ * worker, with a reference of ours for it to drop. Another CPU, because
+ * the call reaches tcptw's own hook, which would miss a call nested in
+ * the verdict's (fprobe's recursion guard) and fail the suite's count of
+ * missed calls.
+ */
+static struct inet_timewait_sock *tw_unhash_tw;
+/* 1 from a queueing until its work is done */
+static atomic_t tw_unhash_busy;
+
+static void tw_unhash_fn(struct work_struct *work)
+{
+	inet_twsk_deschedule_put(tw_unhash_tw);
+	WRITE_ONCE(tcptw_test_tw_syn_unhashed,
+		   READ_ONCE(tcptw_test_tw_syn_unhashed) + 1);
+	atomic_set_release(&tw_unhash_busy, 0);
+}
+
+static DECLARE_WORK(tw_unhash_work, tw_unhash_fn);
+
+/*
+ * At a TCP_TW_SYN verdict (softirq): if a test asked for it, unhash @tw
+ * on another CPU and wait (1 s at most) until it is out of the hash, as
+ * when its timer fires there between the verdict and the deschedule.
+ */
+void tcptw_test_tw_unhash(struct inet_timewait_sock *tw)
+{
+	unsigned int left = READ_ONCE(tcptw_test_tw_syn_unhash);
+	unsigned int ms;
+	int cpu;
+
+	if (!left || cmpxchg(&tcptw_test_tw_syn_unhash, left, left - 1) != left)
+		return;
+	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
+	if (cpu >= nr_cpu_ids || atomic_cmpxchg(&tw_unhash_busy, 0, 1))
+		return;
+	if (!refcount_inc_not_zero(&tw->tw_refcnt)) {
+		atomic_set(&tw_unhash_busy, 0);
+		return;
+	}
+	tw_unhash_tw = tw;
+	queue_work_on(cpu, system_highpri_wq, &tw_unhash_work);
+	for (ms = 0; ms < 1000 && atomic_read_acquire(&tw_unhash_busy); ms++)
+		mdelay(1);
+}
+
+void tcptw_test_uninit(void)
+{
+	flush_work(&tw_unhash_work);
+}
 
 unsigned int tcptw_test_ack_delay_us;
 module_param_named(test_ack_delay_us, tcptw_test_ack_delay_us, uint, 0444);

@@ -14,6 +14,8 @@
 #include <linux/delay.h>
 #include <net/sock.h>
 
+struct inet_timewait_sock;
+
 #ifdef TCPTW_TEST
 /* ms to sleep between the module notifier and the first attach (probes.c) */
 extern unsigned int tcptw_test_attach_delay_ms;
@@ -21,6 +23,16 @@ extern unsigned int tcptw_test_attach_delay_ms;
 extern unsigned int tcptw_test_tfo_delay_us;
 /* us to spin after a TCP_TW_SYN verdict, before the listener lookup (tw.c) */
 extern unsigned int tcptw_test_tw_syn_delay_us;
+/*
+ * TCP_TW_SYN verdicts still to follow by the socket's unhash on another
+ * CPU, as its timer or ss -K would do there, before the listener lookup;
+ * and how many were (tw.c)
+ */
+extern unsigned int tcptw_test_tw_syn_unhash;
+extern unsigned int tcptw_test_tw_syn_unhashed;
+void tcptw_test_tw_unhash(struct inet_timewait_sock *tw);
+/* test.c: wait for its work */
+void tcptw_test_uninit(void);
 /*
  * tcp_v{4,6}_syn_recv_sock()'s hook for a handshake's ACK (listen.c):
  * how many such ACKs reached it, and how many found the accept queue full
@@ -82,6 +94,14 @@ static inline void tcptw_test_ack_hold(const struct sock *sk)
 }
 #else
 static inline void tcptw_test_coexist_uninit(void)
+{
+}
+
+static inline void tcptw_test_tw_unhash(struct inet_timewait_sock *tw)
+{
+}
+
+static inline void tcptw_test_uninit(void)
 {
 }
 

@@ -280,6 +280,8 @@ static void tw_process_pre(struct pt_regs *regs)
 		stash->age_ms = age;
 		/* test build: a slow listener lookup (tcptw_syn_recycled.sh) */
 		tcptw_test_udelay(min(tcptw_test_tw_syn_delay_us, 10000U));
+		/* test build: its timer fires on another CPU meanwhile */
+		tcptw_test_tw_unhash(tw);
 		break;
 	case TW_KILL:
 		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
@@ -300,33 +302,34 @@ out:
 }
 
 /*
- * inet_twsk_deschedule_put(tw): a socket already out of the established
- * hash is one connect() took over (__inet_check_established() unhashes
- * it under the bucket lock, with TWRecycled; every other caller passes a
- * hashed socket: a SYN's or a RST's verdict, a netns purge, ss -K).
- * Else, right after a TCP_TW_SYN verdict for this socket on this CPU, a
- * listener took the SYN.
+ * inet_twsk_deschedule_put(tw): right after a TCP_TW_SYN verdict for this
+ * socket on this CPU, in the softirq handling that SYN, a listener took
+ * the SYN: a recycle, whether or not the socket is still hashed (its
+ * timer, ss -K or a netns purge may have unhashed it on another CPU
+ * meanwhile). Else a socket already out of the established hash is one
+ * connect() took over (__inet_check_established() unhashes it under the
+ * bucket lock, with TWRecycled, in process context; every other caller
+ * passes a hashed socket: a SYN's or a RST's verdict, a netns purge,
+ * ss -K).
  */
 static void tw_deschedule_pre(struct pt_regs *regs)
 {
 	const struct inet_timewait_sock *tw =
 		(void *)regs_get_kernel_argument(regs, 0);
 	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
+	bool syn = stash->tw == tw;
 	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
 
-	if (hlist_nulls_unhashed(&tw->tw_node)) {
-		if (stash->tw == tw)
-			stash->tw = NULL;
-		tcptw_reuse_granted(tw);
+	if (syn)
+		stash->tw = NULL;
+	if (!syn || !in_serving_softirq() ||
+	    stash->rx != __this_cpu_read(softnet_data.processed) ||
+	    local_clock() - stash->when_ns > TW_SYN_WINDOW_NS) {
+		if (hlist_nulls_unhashed(&tw->tw_node))
+			tcptw_reuse_granted(tw);
 		return;
 	}
-	if (stash->tw != tw)
-		return;
-	stash->tw = NULL;
-	if (stash->rx != __this_cpu_read(softnet_data.processed) ||
-	    local_clock() - stash->when_ns > TW_SYN_WINDOW_NS)
-		return;
 	rcu_read_lock();
 	/* @tw's own netns: the caller holds @tw, and @tw its netns */
 	st = tcptw_state(twsk_net(tw));
