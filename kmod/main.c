@@ -24,6 +24,7 @@ static int __init tcptw_init(void)
 	err = tcptw_probes_init();
 	if (err)
 		goto err_uninit_pernet;
+	tcptw_pernet_rebase();
 	pr_info("loaded (%s)\n", TCPTW_VERSION);
 	return 0;
 

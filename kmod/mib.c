@@ -3,18 +3,15 @@
  * Copyright (C) 2026 The tcptw authors.
  *
  * Which tcptw counters the kernel already counts, and how. A counter is
- * the sum of its per-CPU slot (what tcptw's hooks counted) and of the MIB
- * terms below, less their baseline. Counters that are a MIB alone have no
- * hook at all; the others combine a hook's count with a MIB the kernel
- * keeps for the same decision:
+ * the sum of its per-CPU slot (what tcptw's hooks counted) and of the
+ * MIB terms below, less its value at the baseline (counters_raw()).
+ * Counters that are a MIB alone have no hook at all; the others combine
+ * a hook's count with a MIB the kernel keeps for the same decision:
  *
  *   TwCreated            TW + TWKilled (6.1+, which count at birth;
  *                        5.10: tw.c's hook)
  *   TwOverflow           TCPTimeWaitOverflow
  *   TwPawsRejected       PAWSTimewait (v6.16+; earlier: tw.c's hook)
- *   TwAckSent            tw.c's count of ACK candidates, less the ones the
- *                        kernel's rate limit kept (TCPACKSkippedTimeWait,
- *                        TCPACKSkippedFinWait2)
  *   TwReuseGranted       TWRecycled
  *   ListenOverflow       ListenOverflows
  *   ListenOverflowAck    ListenOverflows less ListenOverflowSyn
@@ -46,12 +43,6 @@ static s64 mib_part(const struct net *net, enum tcptw_counter c)
 		if (!TCPTW_COMPAT_TW_PAWS_MIB)
 			return 0;
 		return tcptw_mib_linux_sum(net, TCPTW_COMPAT_MIB_PAWS_TW);
-	case TCPTW_TW_ACK_SENT:
-		/* the ACKs the rate limit kept, of the candidates counted */
-		return -(s64)tcptw_mib_linux_sum(net,
-						 LINUX_MIB_TCPACKSKIPPEDTIMEWAIT) -
-		       (s64)tcptw_mib_linux_sum(net,
-						LINUX_MIB_TCPACKSKIPPEDFINWAIT2);
 	case TCPTW_TW_REUSE_GRANTED:
 		return tcptw_mib_linux_sum(net, LINUX_MIB_TIMEWAITRECYCLED);
 	case TCPTW_LISTEN_OVERFLOW:
@@ -77,34 +68,75 @@ static s64 slots_less(const struct tcptw_state *st, enum tcptw_counter c)
 {
 	switch (c) {
 	case TCPTW_LISTEN_OVERFLOW_ACK:
-		return tcptw_slot_sum(st, TCPTW_LISTEN_OVERFLOW_SYN);
+		return tcptw_slot_raw(st, TCPTW_LISTEN_OVERFLOW_SYN);
 	case TCPTW_PAWS_SYNRECV_REJECTED:
 		/* before its own MIB, TIME_WAIT's rejects were in PAWSEstab */
-		return tcptw_slot_sum(st, TCPTW_PAWS_ESTAB_REJECTED) +
+		return tcptw_slot_raw(st, TCPTW_PAWS_ESTAB_REJECTED) +
 		       (TCPTW_COMPAT_TW_PAWS_MIB ? 0 :
-			tcptw_slot_sum(st, TCPTW_TW_PAWS_REJECTED));
+			tcptw_slot_raw(st, TCPTW_TW_PAWS_REJECTED));
 	default:
 		return 0;
 	}
 }
 
-u64 tcptw_counter_read(const struct net *net, const struct tcptw_state *st,
-		       enum tcptw_counter c)
-{
-	/* the baseline first, as in tcptw_slot_sum() */
-	s64 base = smp_load_acquire(&st->mib_base[c]);
-	s64 v = mib_part(net, c) - base;
-
-	v += tcptw_slot_sum(st, c) - slots_less(st, c);
-	/* a read racing a reset, or a hook ahead of the kernel's count */
-	return v > 0 ? v : 0;
-}
-
-void tcptw_mib_baseline(const struct net *net, struct tcptw_state *st)
+/*
+ * Every counter of @st now, counted since the state was made: each one
+ * value, from one pass. The MIBs first, then the listeners' records
+ * settled, then the slots: the slots a counter subtracts from its MIB
+ * are counted at or after the hook's entry, before the kernel's MIB
+ * (tw.c's PAWS rejects), or when the record is settled once the MIB
+ * moved (ListenOverflowSyn): read after the MIB and the settling, they
+ * are not behind it, and a read racing a decision falls short of it
+ * rather than beyond. One exception: PawsEstabRejected's hook runs a few
+ * instructions after the kernel's PAWSEstab, so PawsSynRecvRejected may
+ * show one more for a read that falls in between. Under RCU.
+ */
+static void counters_raw(const struct net *net, struct tcptw_state *st,
+			 s64 *v)
 {
 	int c;
 
 	for (c = 0; c < TCPTW_NR_COUNTERS; c++)
-		/* pairs with the acquire in tcptw_counter_read() */
-		smp_store_release(&st->mib_base[c], mib_part(net, c));
+		v[c] = mib_part(net, c);
+	/* the MIBs before the slots (the writers' order is in the comment) */
+	smp_rmb();
+	tcptw_listen_settle(net, st);
+	for (c = 0; c < TCPTW_NR_COUNTERS; c++)
+		v[c] += (s64)tcptw_slot_raw(st, c) - slots_less(st, c);
+}
+
+/*
+ * The counters as the counters file shows them: since the baseline, and
+ * never lower than a read before showed (a read that fell short of a
+ * decision in flight is the only way down).
+ */
+void tcptw_counters_read(const struct net *net, struct tcptw_state *st,
+			 u64 *out)
+{
+	s64 v[TCPTW_NR_COUNTERS];
+	int c;
+
+	spin_lock(&st->count_lock);
+	counters_raw(net, st, v);
+	for (c = 0; c < TCPTW_NR_COUNTERS; c++) {
+		v[c] -= st->count_base[c];
+		if (v[c] > 0 && v[c] > st->count_shown[c])
+			st->count_shown[c] = v[c];
+		out[c] = st->count_shown[c];
+	}
+	spin_unlock(&st->count_lock);
+}
+
+void tcptw_counters_baseline(const struct net *net, struct tcptw_state *st)
+{
+	s64 v[TCPTW_NR_COUNTERS];
+	int c;
+
+	spin_lock(&st->count_lock);
+	counters_raw(net, st, v);
+	for (c = 0; c < TCPTW_NR_COUNTERS; c++) {
+		st->count_base[c] = v[c];
+		st->count_shown[c] = 0;
+	}
+	spin_unlock(&st->count_lock);
 }

@@ -43,10 +43,10 @@ static inline u64 tcptw_mib_tcp_sum(const struct net *net, int idx)
 	return sum;
 }
 
-/* counter @c of @net as the counters file shows it; under RCU */
-u64 tcptw_counter_read(const struct net *net, const struct tcptw_state *st,
-		       enum tcptw_counter c);
-/* take the MIB baselines of @st now (state creation, reset) */
-void tcptw_mib_baseline(const struct net *net, struct tcptw_state *st);
+/* every counter of @net as the counters file shows them; under RCU */
+void tcptw_counters_read(const struct net *net, struct tcptw_state *st,
+			 u64 *out);
+/* the counters of @st start from 0 now (state creation, reset); under RCU */
+void tcptw_counters_baseline(const struct net *net, struct tcptw_state *st);
 
 #endif /* _TCPTW_MIB_H */

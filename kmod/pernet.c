@@ -17,6 +17,17 @@
 
 unsigned int tcptw_net_id __read_mostly;
 
+/* sum over CPUs of a slot, since the state was made */
+u64 tcptw_slot_raw(const struct tcptw_state *st, unsigned int slot)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->slot[slot]);
+	return sum;
+}
+
 u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot)
 {
 	/*
@@ -26,11 +37,8 @@ u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot)
 	 * round, a reset in between would make the difference wrap.
 	 */
 	u64 base = smp_load_acquire(&st->base[slot]);
-	u64 sum = 0;
-	int cpu;
+	u64 sum = tcptw_slot_raw(st, slot);
 
-	for_each_possible_cpu(cpu)
-		sum += READ_ONCE(per_cpu_ptr(st->pcpu, cpu)->slot[slot]);
 	return sum > base ? sum - base : 0;
 }
 
@@ -45,9 +53,8 @@ void tcptw_state_reset(const struct net *net, struct tcptw_state *st)
 	mutex_lock(&st->reset_lock);
 	/* what the kernel decided before the reset, in the rows it clears */
 	rcu_read_lock();
-	tcptw_listen_settle(net, st);
+	tcptw_counters_baseline(net, st);
 	rcu_read_unlock();
-	tcptw_mib_baseline(net, st);
 	for (i = 0; i < TCPTW_NR_SLOTS; i++)
 		/* pairs with the acquire in tcptw_slot_sum() */
 		smp_store_release(&st->base[i],
@@ -183,6 +190,7 @@ static int __net_init tcptw_net_init(struct net *net)
 	if (!st)
 		goto untracked;
 	mutex_init(&st->reset_lock);
+	spin_lock_init(&st->count_lock);
 	st->pcpu = alloc_percpu_gfp(struct tcptw_pcpu,
 				    GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!st->pcpu)
@@ -192,8 +200,14 @@ static int __net_init tcptw_net_init(struct net *net)
 				      &st->peers_state);
 	st->listeners = tcptw_table_alloc(tcptw_listener_table_size,
 					  &st->listeners_state);
-	/* the MIBs count from now on, as tcptw's own slots do */
-	tcptw_mib_baseline(net, st);
+	/*
+	 * the MIBs count from now on, as tcptw's own slots do (taken again
+	 * once the hooks are attached, for the netns made before it:
+	 * tcptw_pernet_rebase())
+	 */
+	rcu_read_lock();
+	tcptw_counters_baseline(net, st);
+	rcu_read_unlock();
 	if (tcptw_proc_net_init(net))
 		goto err_free_state;
 	rcu_assign_pointer(tn->state, st);
@@ -227,6 +241,32 @@ static struct pernet_operations tcptw_net_ops = {
 	.id = &tcptw_net_id,
 	.size = sizeof(struct tcptw_net),
 };
+
+/*
+ * Once every hook is attached: the counters of the netns made before it
+ * start again from there. Until then the MIBs counted decisions whose
+ * hooked part nobody counted (a SYN's overflow in ListenOverflowAck, for
+ * one), and the listeners rows would never add up to ListenOverflows. A
+ * netns whose state is made meanwhile but listed only after this walk
+ * (setup_net() lists it after its inits) keeps its creation's baseline:
+ * a window of microseconds at load.
+ */
+void tcptw_pernet_rebase(void)
+{
+	struct tcptw_state *st;
+	struct net *net;
+
+	down_read(&net_rwsem);
+	for_each_net(net) {
+		rcu_read_lock();
+		st = tcptw_state(net);
+		rcu_read_unlock();
+		/* freed only by this netns' exit: it is on the list */
+		if (st)
+			tcptw_state_reset(net, st);
+	}
+	up_read(&net_rwsem);
+}
 
 int tcptw_pernet_init(void)
 {

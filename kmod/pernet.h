@@ -12,6 +12,7 @@
 #include <linux/rcupdate.h>
 #include <linux/workqueue.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
@@ -67,8 +68,15 @@ struct tcptw_state {
 	struct tcptw_pcpu __percpu *pcpu;
 	/* what "reset" subtracted; written under reset_lock only */
 	u64 base[TCPTW_NR_SLOTS];
-	/* the MIB part of each counter at creation or reset (mib.c) */
-	s64 mib_base[TCPTW_NR_COUNTERS];
+	/*
+	 * Each counter's value (MIB and slots, mib.c) when the hooks were
+	 * attached, the netns made or the counters reset; the highest value
+	 * each has shown since (a counter never goes back). Under count_lock.
+	 */
+	s64 count_base[TCPTW_NR_COUNTERS];
+	u64 count_shown[TCPTW_NR_COUNTERS];
+	/* count_base[] and count_shown[]: readers and resets, never a hook */
+	spinlock_t count_lock;
 	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;
 	struct tcptw_ring *ring;
@@ -143,8 +151,10 @@ static inline void tcptw_hist_add(struct tcptw_state *st, enum tcptw_hist h,
 }
 
 /* sum over CPUs of a counter or histogram slot, minus the last reset */
+u64 tcptw_slot_raw(const struct tcptw_state *st, unsigned int slot);
 u64 tcptw_slot_sum(const struct tcptw_state *st, unsigned int slot);
 void tcptw_state_reset(const struct net *net, struct tcptw_state *st);
+void tcptw_pernet_rebase(void);
 void tcptw_emit(struct tcptw_state *st, struct tcptw_event *ev);
 /*
  * Start an event of @type in @ev (zeroed, age unknown) if this CPU may

@@ -72,16 +72,17 @@ const char * const tcptw_reuse_reason_names[TCPTW_NR_REUSE_REASONS] = {
 static int counters_show(struct seq_file *seq, void *v)
 {
 	struct net *net = seq_file_single_net(seq);
+	u64 val[TCPTW_NR_COUNTERS];
 	struct tcptw_state *st;
 	int i;
 
 	rcu_read_lock();
 	st = tcptw_state(net);
 	if (st)
-		tcptw_listen_settle(net, st);
+		tcptw_counters_read(net, st, val);
 	for (i = 0; st && i < TCPTW_NR_COUNTERS; i++)
 		seq_printf(seq, "%-32s\t%llu\n", tcptw_counter_names[i],
-			   tcptw_counter_read(net, st, i));
+			   val[i]);
 	rcu_read_unlock();
 	return 0;
 }

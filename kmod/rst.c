@@ -19,12 +19,38 @@
 #include "compat/tp_tcp.h"
 
 /*
+ * tcp_oow_rate_limited()'s decision, as it takes it (the same since 5.10):
+ * a segment with data and no SYN is never limited; else the limit holds
+ * within tcp_invalid_ratelimit jiffies of the last ACK it let through.
+ * The same inputs, read a few instructions apart: only a jiffy's tick in
+ * between tells them apart.
+ */
+static bool oow_limited(const struct net *net, const struct sk_buff *skb,
+			const u32 *last)
+{
+	u32 val;
+	s32 elapsed;
+
+	if (TCP_SKB_CB(skb)->seq != TCP_SKB_CB(skb)->end_seq &&
+	    !tcp_hdr(skb)->syn)
+		return false;
+	val = READ_ONCE(*last);
+	if (!val)
+		return false;
+	elapsed = (s32)(tcp_jiffies32 - val);
+	return elapsed >= 0 &&
+	       elapsed < READ_ONCE(net->ipv4.sysctl_tcp_invalid_ratelimit);
+}
+
+/*
  * tcp_oow_rate_limited(net, skb, mib, last): tcp_validate_incoming() calls
  * it with LINUX_MIB_TCPACKSKIPPEDPAWS for, and only for, each segment it
  * just counted in PAWSEstab (an established-state PAWS reject); and
  * tcp_timewait_state_process() for each ACK a TIME_WAIT socket would send
  * but for this rate limit, which counts the ones it keeps in
- * TCPACKSkippedTimeWait / TCPACKSkippedFinWait2 (TwAckSent, mib.c).
+ * TCPACKSkippedTimeWait / TCPACKSkippedFinWait2. TwAckSent counts the
+ * others, the ACKs sent, by the limit's own test at the entry
+ * (oow_limited()).
  */
 static void oow_pre(struct pt_regs *regs)
 {
@@ -43,7 +69,9 @@ static void oow_pre(struct pt_regs *regs)
 	if (!st)
 		goto out;
 	if (mib != LINUX_MIB_TCPACKSKIPPEDPAWS) {
-		tcptw_inc(st, TCPTW_TW_ACK_SENT);
+		if (!oow_limited(net, skb,
+				 (u32 *)regs_get_kernel_argument(regs, 3)))
+			tcptw_inc(st, TCPTW_TW_ACK_SENT);
 		goto out;
 	}
 	tcptw_inc(st, TCPTW_PAWS_ESTAB_REJECTED);

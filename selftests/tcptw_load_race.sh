@@ -141,5 +141,65 @@ test_load_race()
 	log_test "$name"
 }
 
+# Decisions inside the attach window: the namespace's state (and its
+# MIB baselines) is made before the hooks attach. SYNs overflow a
+# never-accepting listen(1) queue on srv while the test build holds the
+# window open, then the listener closes. Those overflows are in the
+# kernel's ListenOverflows (asserted > 0 in the window) and in no hook:
+# tcptw starts counting once every hook is attached, so every listen
+# counter is 0 and so are the rows (tcptw before 0.4.0 kept the window's
+# overflows in ListenOverflow and ListenOverflowAck, whose rows stayed
+# 0: they never added up again).
+test_attach_window()
+{
+	local name="load race: decisions inside the attach window are not counted"
+	local delay ins_pid b_ovf d_ovf c v rows
+
+	test_begin "attach window"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw || { check_err 1 "rmmod tcptw failed"; log_test "$name"; return; }
+	setup_ns cli srv
+	veth_pair "$cli" "$srv" eth0 198.18.2.1/24 198.18.2.2/24 &&
+		busywait 3000 link_up "$cli" eth0 &&
+		busywait 3000 link_up "$srv" eth0 ||
+		check_err 1 "topology setup failed"
+	server_start "$srv" "$TMPDIR_T/win.srv.json" \
+		--listen 198.18.2.2:8080 --no-accept --backlog 1 --timeout 60 ||
+		check_err 1 "server did not start"
+	delay=$((6000 * ${TCPTW_TIMEOUT_MULT:-1}))
+	insmod "$TCPTW_TEST_KO" test_attach_delay_ms=$delay &
+	ins_pid=$!
+	busywait 20000 nsx "$srv" test -r "$TCPTW_PROC/counters" ||
+		check_err 1 "the test build did not create $TCPTW_PROC in srv"
+	b_ovf=$(mib "$srv" TcpExtListenOverflows)
+	timeout 60 ip netns exec "$cli" python3 "$(dirname "$0")/tcptw_sock.py" \
+		burst 198.18.2.2 8080 8 5 1 >/dev/null
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	d_ovf=$(( $(mib "$srv" TcpExtListenOverflows) - b_ovf ))
+	check_eq "the load still attaching after the burst" \
+		"$(kill -0 "$ins_pid" 2>/dev/null && echo 1 || echo 0)" 1
+	wait "$ins_pid"
+	check_eq "insmod of the test build" "$?" 0
+	diag "srv ListenOverflows in the window: $d_ovf"
+	check_gt "srv TcpExt ListenOverflows in the window" "$d_ovf" 0
+	for c in ListenOverflow ListenOverflowSyn ListenOverflowAck; do
+		v=$(tw_counter "$srv" $c)
+		check_eq "srv $c (every overflow before the hooks)" "$v" 0
+	done
+	rows=$(nsx "$srv" awk 'NR > 1 { s += $5 + $6 } END { print s + 0 }' \
+		"$TCPTW_PROC/listeners")
+	check_eq "srv listeners rows overflow_syn + overflow_ack" "$rows" 0
+	cleanup_all_ns
+	restore_module
+	check_eq "reload of the normal build" "$?" 0
+	log_test "$name"
+}
+
 tests_run \
-	test_load_race
+	test_load_race \
+	test_attach_window
