@@ -134,7 +134,6 @@ def burst(addr, port, n, gap_ms, window):
 
 
 def burst_send(addr, port, n, gap_ms, window, cmd):
-    import struct
     import subprocess
     socks = []
     for _ in range(n):
