@@ -40,6 +40,7 @@ enum tcptw_counter {
 	TCPTW_RST_SENT,
 	TCPTW_RST_RECEIVED,
 	TCPTW_EVENTS_RATE_LIMITED,	/* not a decision: events not recorded */
+	TCPTW_TW_SYN_FIN_WAIT2_REJECTED,
 	TCPTW_NR_COUNTERS
 };
 

@@ -49,6 +49,7 @@ const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
 	[TCPTW_RST_SENT] = "RstSent",
 	[TCPTW_RST_RECEIVED] = "RstReceived",
 	[TCPTW_EVENTS_RATE_LIMITED] = "EventsRateLimited",
+	[TCPTW_TW_SYN_FIN_WAIT2_REJECTED] = "TwSynFinWait2Rejected",
 };
 
 const char * const tcptw_hist_names[TCPTW_NR_HIST] = {

@@ -12,7 +12,10 @@
  * own tcp_parse_options() and tcp_paws_reject(). Overflow of the
  * TIME_WAIT buckets is the kernel's TCPTimeWaitOverflow, and the ACKs a
  * TIME_WAIT socket sends are counted where the kernel rate-limits them
- * (rst.c, mib.c).
+ * (rst.c). A socket still in the FIN_WAIT2 substate (an orphan waiting
+ * for its peer's FIN) refuses SYNs too, with an ACK (PAWS, where the
+ * kernel counts no PAWS MIB, or out of window) or a RST (in window):
+ * TwSynFinWait2Rejected.
  *
  * tcp_timewait_state_process() always runs with BH disabled; a TIME_WAIT
  * socket's fields change only there (the FIN_WAIT2 substate taking its
@@ -39,8 +42,11 @@ enum tw_verdict {
 	TW_SYN_SEQ,		/* TIME_WAIT: a SYN neither newer by seq nor ts */
 	TW_SYN,			/* TCP_TW_SYN: a listener may take it */
 	TW_KILL,		/* a RST in window destroys the socket */
-	TW_RST,			/* TCP_TW_RST (FIN_WAIT2: new data, a SYN) */
+	TW_RST,			/* TCP_TW_RST (FIN_WAIT2: new data) */
 	TW_FIN_ACK,		/* FIN_WAIT2 takes the FIN: TCP_TW_ACK */
+	TW_FW2_SYN_PAWS,	/* FIN_WAIT2: a SYN PAWS rejected, an ACK */
+	TW_FW2_SYN_SEQ,		/* FIN_WAIT2: a SYN out of window, an ACK */
+	TW_FW2_SYN_RST,		/* FIN_WAIT2: a SYN in window, TCP_TW_RST */
 };
 
 /* the segment as tcp_timewait_state_process() sees it at entry */
@@ -65,14 +71,18 @@ static enum tw_verdict fin_wait2_verdict(const struct tcp_timewait_sock *tcptw,
 					 const struct tw_seg *s)
 {
 	u32 rcv_nxt = READ_ONCE(tcptw->tw_rcv_nxt);
+	bool syn = th->syn && !th->rst && !th->ack;
 
-	if (s->paws || !in_window(s->seq, s->end_seq, rcv_nxt,
-				  rcv_nxt + READ_ONCE(tcptw->tw_rcv_wnd)))
-		return TW_NONE;		/* an ACK, unless rate-limited */
+	/* an ACK, unless rate-limited (rst.c counts it) */
+	if (s->paws)
+		return syn ? TW_FW2_SYN_PAWS : TW_NONE;
+	if (!in_window(s->seq, s->end_seq, rcv_nxt,
+		       rcv_nxt + READ_ONCE(tcptw->tw_rcv_wnd)))
+		return syn ? TW_FW2_SYN_SEQ : TW_NONE;
 	if (th->rst)
 		return TW_KILL;
 	if (th->syn && !before(s->seq, rcv_nxt))
-		return TW_RST;
+		return syn ? TW_FW2_SYN_RST : TW_RST;
 	if (!th->ack || !after(s->end_seq, rcv_nxt) ||
 	    s->end_seq == s->seq)
 		return TW_NONE;		/* a duplicate ACK */
@@ -151,19 +161,13 @@ static void tw_event(struct tcptw_state *st, const struct inet_timewait_sock *tw
 	tcptw_event_push(st, &ev);
 }
 
-/* the count of a TIME_WAIT PAWS reject the kernel has no MIB for */
-static void tw_paws(struct tcptw_state *st, const struct inet_timewait_sock *tw,
-		    const struct tcphdr *th, const struct tw_seg *s,
-		    s32 age_ms)
+/* a SYN PAWS rejected in TIME_WAIT */
+static void tw_syn_paws(struct tcptw_state *st,
+			const struct inet_timewait_sock *tw,
+			const struct tw_seg *s, s32 age_ms)
 {
 	struct tcptw_tuple t = {};
 
-	if (!TCPTW_COMPAT_TW_PAWS_MIB)
-		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
-	if (!th->syn || th->rst || th->ack) {
-		tw_event(st, tw, s, age_ms, TCPTW_EV_TW_PAWS_REJECTED);
-		return;
-	}
 	tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
 	tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED, age_ms);
 	/* per address: a NAT's source ports vary */
@@ -171,6 +175,20 @@ static void tw_paws(struct tcptw_state *st, const struct inet_timewait_sock *tw,
 	tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
 			TCPTW_PEER_SYN_PAWS_REJECTED, 0, 0);
 	tw_event(st, tw, s, age_ms, TCPTW_EV_TW_SYN_PAWS_REJECTED);
+}
+
+/* the count of a TIME_WAIT PAWS reject the kernel has no MIB for */
+static void tw_paws(struct tcptw_state *st, const struct inet_timewait_sock *tw,
+		    const struct tcphdr *th, const struct tw_seg *s,
+		    s32 age_ms)
+{
+	if (!TCPTW_COMPAT_TW_PAWS_MIB)
+		tcptw_inc(st, TCPTW_TW_PAWS_REJECTED);
+	if (!th->syn || th->rst || th->ack) {
+		tw_event(st, tw, s, age_ms, TCPTW_EV_TW_PAWS_REJECTED);
+		return;
+	}
+	tw_syn_paws(st, tw, s, age_ms);
 }
 
 /*
@@ -293,6 +311,13 @@ static void tw_process_pre(struct pt_regs *regs)
 		break;
 	case TW_FIN_ACK:
 		tcptw_inc(st, TCPTW_TW_ACK_SENT);
+		break;
+	case TW_FW2_SYN_RST:
+		tcptw_inc(st, TCPTW_TW_RST_SENT);
+		fallthrough;
+	case TW_FW2_SYN_PAWS:
+	case TW_FW2_SYN_SEQ:
+		tcptw_inc(st, TCPTW_TW_SYN_FIN_WAIT2_REJECTED);
 		break;
 	case TW_NONE:
 		break;

@@ -40,6 +40,14 @@
 #       into a CLOCK_MONOTONIC second; "same_second" says whether the
 #       server's FIN and the last connect() fell in that one second.
 #       Prints each connect()'s outcome ("ok" or the errno name).
+#   fw2-syn SRC DST PORT LPORT abort|close TIMEOUT_S   (tcptw_tw_fin_wait2.sh)
+#       from SRC:LPORT (SO_REUSEADDR), a connection to a server that
+#       answers 64 bytes and closes first; read to its FIN, then (abort)
+#       close with SO_LINGER 0, whose RST the caller drops, so that the
+#       server's socket stays in the FIN_WAIT2 substate, or (close) close
+#       (TIME_WAIT on the server). Then connect again from SRC:LPORT, for
+#       at most TIMEOUT_S. Prints each connect()'s outcome ("ok",
+#       "timeout" or the errno name).
 #   The two scapy modes serve several cases from one python start (an
 #   import of scapy's layers takes 10-20 s under TCG): they print "ready"
 #   on stderr once set up, and write each result to DIR/NAME.json.
@@ -295,6 +303,8 @@ def try_connect(s, dst, port):
         s.connect((dst, port))
         return "ok"
     except OSError as e:
+        if e.errno is None:
+            return "timeout"
         return errno.errorcode.get(e.errno, str(e.errno))
 
 
@@ -329,6 +339,35 @@ def range_reuse(src, dst, port, lport, spare, kind):
         s = range_sock(fam, src, own)
     res["second"] = try_connect(s, dst, port)
     res["same_second"] = int(time.monotonic()) == sec
+    s.close()
+    out(res)
+
+
+def fw2_syn(src, dst, port, lport, how, timeout):
+    fam = socket.AF_INET6 if ":" in dst else socket.AF_INET
+    res = {}
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.settimeout(5)
+    s.bind((src, lport))
+    res["first"] = try_connect(s, dst, port)
+    if res["first"] == "ok":
+        s.sendall(b"x" * 64)
+        while s.recv(4096):
+            pass
+    # the server's FIN is in and ACKed: its socket waits in FIN_WAIT2
+    time.sleep(0.2)
+    if how == "abort":
+        # a RST the caller drops: the server's socket stays in FIN_WAIT2
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                     struct.pack("ii", 1, 0))
+    s.close()
+    time.sleep(0.2)
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.settimeout(timeout)
+    s.bind((src, lport))
+    res["second"] = try_connect(s, dst, port)
     s.close()
     out(res)
 
@@ -580,6 +619,8 @@ def main(a):
         connect(a[1], int(a[2]), float(a[3]))
     elif m == "range-reuse":
         range_reuse(a[1], a[2], int(a[3]), int(a[4]), int(a[5]), a[6])
+    elif m == "fw2-syn":
+        fw2_syn(a[1], a[2], int(a[3]), int(a[4]), a[5], float(a[6]))
     elif m == "paws-estab":
         paws_estab(a[1], a[2], int(a[3]), int(a[4]), a[5], a[6].split(","))
     elif m == "paws-active":

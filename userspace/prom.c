@@ -147,6 +147,8 @@ static const char *const ctr_help[][2] = {
 	{ "TwSynSeqRejected",
 	  "SYNs a TIME_WAIT socket refused on sequence (no timestamps)" },
 	{ "TwSynRecycled", "SYNs a TIME_WAIT socket handed to a listener" },
+	{ "TwSynFinWait2Rejected",
+	  "SYNs refused by a TIME_WAIT socket still in FIN_WAIT2" },
 	{ "TwAckSent", "ACKs sent by TIME_WAIT sockets" },
 	{ "TwRstSent", "RSTs sent by TIME_WAIT sockets" },
 	{ "TwKilledByRst", "TIME_WAIT sockets destroyed by an incoming RST" },
