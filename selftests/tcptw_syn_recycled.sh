@@ -201,9 +201,66 @@ test_slow_lookup()
 	log_test "$name"
 }
 
+# The same with the TIME_WAIT socket unhashed on another CPU between its
+# verdict and the kernel's deschedule, as its timer, ss -K or a netns
+# purge would do there (test build, test_tw_syn_unhash): still a recycle
+# each time, and no reuse grant (tcptw before 0.4.0 booked each as
+# TwReuseGranted: an unhashed socket was taken for one connect() took
+# over). The knob's own count says the window opened every time; the
+# kernel's TWRecycled (connect() takeovers) stays 0 on both sides.
+test_unhashed_first()
+{
+	local name="syn_recycled: socket unhashed on another CPU before the deschedule -> TwSynRecycled, no grant"
+	local unhashed=/sys/module/tcptw/parameters/test_tw_syn_unhashed
+	local b_un row
+
+	test_begin "$name"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	if [ "$(nproc)" -lt 2 ]; then
+		skip_test "one CPU: the unhash needs another one"
+		log_test "$name"
+		return
+	fi
+	rmmod tcptw && timeout 120 insmod "$TCPTW_TEST_KO" ||
+		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
+	events_every
+	if probe_gate tcp_timewait_state_process inet_twsk_deschedule_put; then
+		echo $((N - 1)) >/sys/module/tcptw/parameters/test_tw_syn_unhash
+		b_un=$(cat "$unhashed")
+		run_recycle rec_unhash 198.18.0.1:$LPORT 198.18.0.2:8080 \
+			--bind 198.18.0.1:$LPORT --reuseaddr
+		check_eq "sockets the test build unhashed first" \
+			$(( $(cat "$unhashed") - b_un )) $((N - 1))
+		check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" 1
+		check_mod_eq "srv TwSynRecycled == N-1" "$D_REC" $((N - 1))
+		check_mod_eq "srv TwSynRecycled == TW created - TW left" \
+			"$D_REC" $((D_TW - TW_LEFT))
+		check_eq "srv TcpExt TWRecycled (no connect() took one over)" \
+			"$(mib "$srv" TcpExtTWRecycled)" 0
+		check_mod_eq "srv TwReuseGranted" \
+			"$(tw_counter "$srv" TwReuseGranted)" 0
+		# peers: addr port reuse_granted ... syn_recycled last_ms; the
+		# grants of every row, the recycles of the client's
+		row=$(nsx "$srv" awk 'NR > 1 { g += $3 }
+			$1 == "198.18.0.1" && $2 == 0 { r = $(NF - 1) }
+			END { print g + 0, r + 0 }' "$TCPTW_PROC/peers")
+		check_mod_eq "srv peers reuse_granted, all rows" "${row% *}" 0
+		check_mod_eq "srv peers 198.18.0.1 syn_recycled" "${row#* }" \
+			$((N - 1))
+		cleanup_all_ns
+	fi
+	restore_module || check_err 1 "reloading the normal build failed"
+	log_test "$name"
+}
+
 tests_run \
 	"test_same_port ipv4 198.18.0.1:$LPORT 198.18.0.2:8080" \
 	"test_same_port ipv6 '[fd00::1]:$LPORT' '[fd00::2]:8080'" \
 	test_new_port \
 	test_no_listener \
-	test_slow_lookup
+	test_slow_lookup \
+	test_unhashed_first
