@@ -11,7 +11,7 @@ set -euo pipefail
 APT_PKGS=(
 	# VM runner and guest tools
 	qemu-system-x86 busybox-static iproute2 nftables conntrack kmod udev
-	nginx-light wrk tcpdump python3-scapy jq
+	nginx-light wrk tcpdump python3-scapy python3-dpkt jq
 	# the seeds' own tools (selftests/tcptw_seed_*.sh) and make bench
 	apache2-utils php8.2-fpm bpftrace ipvsadm
 	# module build (kbuild host tools, BTF for 6.12, sparse)

@@ -556,3 +556,5 @@ export NSTAT_HISTORY=$TMPDIR_T/nstat.history
 source "$LIB_DIR/lib_mib.sh"
 # shellcheck source=selftests/lib_tools.sh
 source "$LIB_DIR/lib_tools.sh"
+# shellcheck source=selftests/lib_wire.sh
+source "$LIB_DIR/lib_wire.sh"

@@ -47,12 +47,14 @@ run_recycle()
 	b_rec=$(tw_counter "$srv" TwSynRecycled)
 	b_tw=$(mib "$srv" TcpExtTW)
 	b_retr=$(mib "$cli" TcpExtTCPSynRetrans)
+	wire_start "$name" "$srv" eth0
 	timeout 90 "$TRAFFIC" client --connect "$dst" --count $N \
 		--netns "$(nspath "$cli")" --close-first server --barrier \
 		--gap-ms 20 --timeout 60 --connect-timeout 3000 --verbose \
 		"$@" >"$OUT"
 	check_err $? "client failed"
 	bg_wait "$SERVER_PID"
+	wire_stop
 	D_TW=$(( $(mib "$srv" TcpExtTW) - b_tw ))
 	D_RETR=$(( $(mib "$cli" TcpExtTCPSynRetrans) - b_retr ))
 	# Each recycle removes a TIME_WAIT socket (inet_twsk_deschedule_put).
@@ -69,11 +71,24 @@ run_recycle()
 	# on srv (the ground truth where TcpExt TW counts at expiry).
 	D_TW=$(tw_created_truth "$D_TW" $N)
 	check_eq "client TCPSynRetrans" "$D_RETR" 0
+	check_wire_raw "client connections ok" "$(json_get "$OUT" ok)" \
+		.totals.conns
+	check_wire_eq "srv TwSynRecycled" "$D_REC" .totals.syn_recycled
+	check_wire_eq "srv TwSynRecycled: no SYN refused" 0 .totals.syn_tw_refused
+}
+
+# check_peer_recycled ADDR : the peers row of the client's address (port
+# 0: a server-side row) against the SYNs the wire shows recycled from it
+check_peer_recycled()
+{
+	check_wire_eq "srv peers $1 syn_recycled" \
+		"$(peer_col "$srv" "$1" 0 syn_recycled)" \
+		".peers[\"$1\"].syn_recycled"
 }
 
 test_same_port()
 {
-	local fam=$1 src=$2 dst=$3
+	local fam=$1 src=$2 dst=$3 addr
 
 	test_begin "same port $fam"
 	if ! probe_gate tcp_timewait_state_process tcp_conn_request; then
@@ -87,6 +102,9 @@ test_same_port()
 	check_mod_eq "srv TwSynRecycled == N-1" "$D_REC" $((N - 1))
 	check_mod_eq "srv TwSynRecycled == TW created - TW left" "$D_REC" \
 		$((D_TW - TW_LEFT))
+	addr=${src%:*} addr=${addr#[} addr=${addr%]}
+	check_peer_recycled "$addr"
+	wire_dump
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "srv events tw_syn_recycled src=$src" \
 			"$(events_count "$srv" tw_syn_recycled "src=$src dst=$dst")" \
@@ -108,6 +126,8 @@ test_new_port()
 		"$(grep -o '"lport":[0-9]*' "$OUT" | sort -u | wc -l)" $N
 	check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" $N
 	check_mod_eq "srv TwSynRecycled" "$D_REC" 0
+	check_peer_recycled 198.18.0.1
+	wire_dump
 	cleanup_all_ns
 	log_test "syn_recycled: control: new source port each time -> 0"
 }

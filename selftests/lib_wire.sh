@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# The wire oracle (sourced by lib.sh): a bounded packet trace of one
+# interface in a test's namespace, read by tcptw_wire.py into what each
+# connection's packets say happened (per 4-tuple, per client address and
+# per listener), for the tests to compare tcptw's counters with. A truth
+# tcptw does not compute: it reads no MIB and no module state.
+#
+#   wire_start TAG NS IFACE [FILTER...]   tcpdump in NS on IFACE (default
+#                                          filter: tcp), TCPTW_WIRE=0 skips
+#   wire_stop                              ends the trace and reads it
+#   wire_get JQ                            a value of the analysis (jq path
+#                                          on tcptw_wire.py's JSON), 0 if null
+#   check_wire_eq WHAT GOT JQ              GOT == the wire's value; a trace
+#                                          K packets short of what the
+#                                          filter took: wire <= GOT <= wire + K
+#   wire_dump [WHY]                        the trace, on failure or with WHY
+
+WIRE_PCAP=
+WIRE_JSON=
+WIRE_PID=
+WIRE_MISS=
+
+wire_start()
+{
+	local tag=$1 ns=$2 ifc=$3; shift 3
+	local filter=("$@")
+
+	if [ -n "$WIRE_PID" ]; then	# a run given up half-way
+		kill "$WIRE_PID" 2>/dev/null
+		bg_wait "$WIRE_PID"
+		WIRE_PID=
+	fi
+	WIRE_PCAP= WIRE_JSON= WIRE_MISS=
+	[ "${TCPTW_WIRE:-1}" = 1 ] || return 0
+	[ ${#filter[@]} -gt 0 ] || filter=(tcp)
+	WIRE_PCAP=$TMPDIR_T/$tag.pcap
+	bg_start "$WIRE_PCAP.log" timeout 600 ip netns exec "$ns" \
+		tcpdump -Z root --immediate-mode -i "$ifc" -U -s 128 \
+		-w "$WIRE_PCAP" "${filter[@]}"
+	WIRE_PID=$BG_PID
+	busywait 10000 grep -q "listening on" "$WIRE_PCAP.log.err" ||
+		diag "wire: tcpdump did not start: $(cat "$WIRE_PCAP.log.err")"
+}
+
+wire_stop()
+{
+	[ -n "$WIRE_PID" ] || return 0
+	sleep 0.3	# let tcpdump write the last packets
+	kill "$WIRE_PID" 2>/dev/null
+	bg_wait "$WIRE_PID"
+	WIRE_PID=
+	WIRE_MISS=$(awk '/packets captured/ { c = $1 }
+		/received by filter/ { r = $1 } /dropped by kernel/ { d = $1 }
+		END { if (c != "" && r != "") print r - c + d }' "$WIRE_PCAP.log.err")
+	WIRE_JSON=$WIRE_PCAP.json
+	if ! "${PY:-/usr/bin/python3}" "$LIB_DIR/tcptw_wire.py" "$WIRE_PCAP" \
+	     >"$WIRE_JSON" 2>"$WIRE_JSON.err"; then
+		check_err 1 "wire: tcptw_wire.py failed: $(cat "$WIRE_JSON.err")"
+		WIRE_JSON=
+		return 1
+	fi
+	diag "wire: $(jq -c '.totals | with_entries(select(.value != 0))' "$WIRE_JSON")${WIRE_MISS:+ (missing $WIRE_MISS)}"
+}
+
+wire_get()
+{
+	[ -n "$WIRE_JSON" ] || return 1
+	jq -r "($1) // 0" "$WIRE_JSON"
+}
+
+check_wire_eq()
+{
+	local what=$1 got=$2 wire
+
+	wire=$(wire_get "$3") || return 0
+	if [ "${WIRE_MISS:-0}" = 0 ]; then
+		check_mod_eq "$what == wire $3" "$got" "$wire"
+	else
+		check_mod_range "$what: wire $3 (trace $WIRE_MISS packets short)" \
+			"$got" "$wire" $((wire + WIRE_MISS))
+	fi
+}
+
+# check_wire_raw WHAT GOT JQ : as check_wire_eq for a value that is not
+# the module's (the client's, a MIB's), checked with or without it
+check_wire_raw()
+{
+	local what=$1 got=$2 wire
+
+	wire=$(wire_get "$3") || return 0
+	if [ "${WIRE_MISS:-0}" = 0 ]; then
+		check_eq "$what == wire $3" "$got" "$wire"
+	else
+		check_range "$what: wire $3 (trace $WIRE_MISS packets short)" \
+			"$got" "$wire" $((wire + WIRE_MISS))
+	fi
+}
+
+wire_dump()
+{
+	[ -n "$WIRE_PCAP" ] && [ -s "$WIRE_PCAP" ] || return 0
+	[ "$RET" -ne 0 ] || [ -n "${1:-}" ] || return 0
+	[ -n "${1:-}" ] && diag "wire: $1"
+	[ -n "$WIRE_JSON" ] && diag "wire flows: $(jq -c '[.flows[] | with_entries(select(.value != 0))]' "$WIRE_JSON" | head -c 4000)"
+	diag "wire trace (tcpdump -r, first 200 packets):"
+	tcpdump -r "$WIRE_PCAP" -nn -ttttt 2>/dev/null | head -n 200 | sed 's/^/#   /'
+}
+
+# peer_col NS ADDR PORT COLUMN : a column of NS's peers row for ADDR PORT
+# (by the header's names), 0 without the row or the module
+peer_col()
+{
+	[ "$HAVE_MODULE" = 1 ] || { echo 0; return; }
+	nsx "$1" awk -v a="$2" -v p="$3" -v col="$4" '
+		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
+		$1 == a && $2 == p { v = $c }
+		END { print v + 0 }' "$TCPTW_PROC/peers"
+}
