@@ -243,7 +243,8 @@ rl_show_bursts()
 }
 
 # rl_run NAME NS DST SERVER_NS SERVER_ADDR CLIENT_ARGS... : a server in
-# SERVER_NS, then the client in NS; fills BEFORE/AFTER (of NS) and OUT.
+# SERVER_NS, then the client in NS; fills BEFORE/AFTER (of NS) and OUT,
+# and traces NS's side of the wire (lib_wire.sh: WIRE_JSON).
 rl_run()
 {
 	local name=$1 ns=$2 dst=$3 sns=$4 saddr=$5; shift 5
@@ -255,12 +256,19 @@ rl_run()
 		return 1
 	fi
 	BEFORE=() AFTER=()
+	# the wire: the client's side (its SYNs, whatever the server does)
+	if [ "$ns" = "$sns" ]; then
+		wire_start "$name" "$ns" lo
+	else
+		wire_start "$name" "$ns" eth0
+	fi
 	rl_snap "$ns" BEFORE
 	timeout 90 "$TRAFFIC" client --connect "$dst" \
 		--netns "$(nspath "$ns")" --close-first client --barrier \
 		--connect-timeout 3000 --timeout 60 --verbose "$@" >"$OUT"
 	check_err $? "client failed"
 	rl_snap "$ns" AFTER
+	wire_stop
 	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
 	diag "outcomes: $(rl_outcomes "$OUT")"
 	diag "cli TcpExt TW=$(rl_mib TcpExtTW) TWRecycled=$(rl_mib TcpExtTWRecycled) TIME_WAIT sockets=$(tw_sockets "$ns")"

@@ -76,6 +76,32 @@ check_exhausted()
 		"$(rl_peer "$cli" "$peer" 8080 "$col")" "$(rl_tw "$reason")"
 	check_mod_eq "peers $peer 8080 reuse_granted" \
 		"$(rl_peer "$cli" "$peer" 8080 reuse_granted)" 0
+	check_wire_ports "$peer"
+}
+
+# check_wire_ports PEER_ADDR : against the client's side of the wire: a
+# connect() refused a port sends no SYN, so the refusals are the connect()
+# calls less the first SYNs on the wire; no SYN went out on a 4-tuple the
+# client's TIME_WAIT held (nothing reused)
+check_wire_ports()
+{
+	local first
+
+	[ -n "$WIRE_JSON" ] || return 0
+	first=$(( $(json_get "$OUT" ok) + $(json_get "$OUT" failed) - \
+		$(json_get "$OUT" errors.EADDRNOTAVAIL) ))
+	check_wire_raw "connect()s that sent a SYN == client ok + other failures" \
+		"$first" '.totals.syn - .totals.syn_retrans'
+	first=$(( $(wire_get .totals.syn) - $(wire_get .totals.syn_retrans) ))
+	# a trace K packets short may have lost up to K first SYNs
+	check_mod_range "ConnectPortExhausted == $N connect()s - first SYNs (wire, ${WIRE_MISS:-0} short)" \
+		"$(rl_tw ConnectPortExhausted)" $((N - first - ${WIRE_MISS:-0})) \
+		$((N - first))
+	check_mod_range "peers $1 8080 port_exhausted == $N - first SYNs (wire, ${WIRE_MISS:-0} short)" \
+		"$(rl_peer "$cli" "$1" 8080 port_exhausted)" \
+		$((N - first - ${WIRE_MISS:-0})) $((N - first))
+	check_wire_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" \
+		.totals.syn_client_tw
 }
 
 # tw_reuse=0, timestamps on: 50 ok, then EADDRNOTAVAIL.
@@ -132,6 +158,7 @@ test_control()
 		check_mod_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" 0
 		check_mod_eq "peers 198.18.0.2 8080 port_exhausted" \
 			"$(rl_peer "$cli" 198.18.0.2 8080 port_exhausted)" 0
+		check_wire_ports 198.18.0.2
 	else
 		check_err 1 "setup failed"
 	fi

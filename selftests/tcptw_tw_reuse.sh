@@ -118,8 +118,11 @@ test_bursts()
 		check_eq "cli TcpExt TWRecycled delta == ok - TIME_WAIT sockets" \
 			"$rec" $((ok - $(tw_sockets "$cli")))
 		check_tw_mib "cli TcpExt TW delta == ok" "$(rl_mib TcpExtTW)" "$ok"
-		check_mod_eq "TwReuseGranted == TWRecycled delta" \
-			"$(rl_tw TwReuseGranted)" "$rec"
+		# the wire: SYNs on a 4-tuple the client's TIME_WAIT held
+		check_wire_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" \
+			.totals.syn_client_tw
+		check_wire_raw "cli TcpExt TWRecycled delta" "$rec" \
+			.totals.syn_client_tw
 		check_mod_eq "TwReuseDeniedTooRecent == client EADDRNOTAVAIL (one per failed connect)" \
 			"$(rl_tw TwReuseDeniedTooRecent)" "$fail"
 		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
@@ -162,8 +165,11 @@ test_bursts_control()
 		check_eq "cli TcpExt TWRecycled delta == ok - TIME_WAIT sockets" \
 			"$rec" $((ok - $(tw_sockets "$cli")))
 		check_gt "cli TcpExt TWRecycled delta" "$rec" 0
-		check_mod_eq "TwReuseGranted == TWRecycled delta" \
-			"$(rl_tw TwReuseGranted)" "$rec"
+		# the wire: SYNs on a 4-tuple the client's TIME_WAIT held
+		check_wire_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" \
+			.totals.syn_client_tw
+		check_wire_raw "cli TcpExt TWRecycled delta" "$rec" \
+			.totals.syn_client_tw
 		check_mod_eq "ConnectPortExhausted" \
 			"$(rl_tw ConnectPortExhausted)" 0
 		check_mod_eq "peers 198.18.0.2 8080 port_exhausted" \
@@ -239,8 +245,11 @@ test_default_loopback()
 		fi
 		check_eq "cli TcpExt TWRecycled delta == ok - TIME_WAIT sockets" \
 			"$rec" $((ok - $(tw_sockets "$cli")))
-		check_mod_eq "TwReuseGranted == TWRecycled delta" \
-			"$(rl_tw TwReuseGranted)" "$rec"
+		# the wire: SYNs on a 4-tuple the client's TIME_WAIT held
+		check_wire_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" \
+			.totals.syn_client_tw
+		check_wire_raw "cli TcpExt TWRecycled delta" "$rec" \
+			.totals.syn_client_tw
 		check_mod_eq "TwReuseDeniedLoopbackOnly" \
 			"$(rl_tw TwReuseDeniedLoopbackOnly)" 0
 		check_mod_eq "ConnectPortExhausted == client EADDRNOTAVAIL" \
@@ -278,8 +287,11 @@ test_bind()
 		check_eq "client ok" "$ok" 3
 		check_eq "cli TcpExt TWRecycled delta" "$rec" 2
 		check_eq "cli TIME_WAIT sockets" "$(tw_sockets "$cli")" 1
-		check_mod_eq "TwReuseGranted == TWRecycled delta" \
-			"$(rl_tw TwReuseGranted)" "$rec"
+		# the wire: SYNs on a 4-tuple the client's TIME_WAIT held
+		check_wire_eq "TwReuseGranted" "$(rl_tw TwReuseGranted)" \
+			.totals.syn_client_tw
+		check_wire_raw "cli TcpExt TWRecycled delta" "$rec" \
+			.totals.syn_client_tw
 		check_mod_eq "ConnectTupleInUse" "$(rl_tw ConnectTupleInUse)" 0
 		check_mod_eq "ConnectPortExhausted" \
 			"$(rl_tw ConnectPortExhausted)" 0
@@ -409,6 +421,9 @@ reuse_delay_run()
 		diag "delay $delay: $1: $(sed 's/,"per_connect".*/}/' "$OUT")"
 	}
 
+	# one trace over the three runs (each its own would cost the early
+	# run its margin): the reuses on it are the early and late grants
+	wire_start "delay$delay" "$cli" eth0
 	t0=$(now_ms)
 	reuse_client fill $NPORTS
 	FILL_OK=$(json_get "$OUT" ok)
@@ -448,6 +463,7 @@ reuse_delay_run()
 	LATE_GRANTED=$(rl_tw TwReuseGranted)
 	LATE_RECYCLED=$(rl_mib TcpExtTWRecycled)
 	LATE_EXHAUSTED=$(rl_tw ConnectPortExhausted)
+	wire_stop
 	rl_tw_dump
 	rl_peers_dump "$cli"
 }
@@ -491,6 +507,8 @@ test_reuse_delay()
 			$NPORTS
 		check_mod_eq "late: TwReuseGranted == TWRecycled delta" \
 			"$LATE_GRANTED" "$LATE_RECYCLED"
+		check_wire_eq "TwReuseGranted, early + late" \
+			$((EARLY_GRANTED + LATE_GRANTED)) .totals.syn_client_tw
 		check_mod_eq "late: ConnectPortExhausted" "$LATE_EXHAUSTED" 0
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "connect_port_exhausted events, reason too_recent" \
@@ -522,10 +540,14 @@ test_reuse_delay_control()
 		check_eq "early: cli TcpExt TWRecycled delta" "$EARLY_RECYCLED" 1
 		check_mod_eq "early: TwReuseGranted == TWRecycled delta" \
 			"$EARLY_GRANTED" "$EARLY_RECYCLED"
+		check_wire_eq "TwReuseGranted, early + late" \
+			$((EARLY_GRANTED + LATE_GRANTED)) .totals.syn_client_tw
 		check_mod_eq "early: ConnectPortExhausted" "$EARLY_EXHAUSTED" 0
 		check_eq "late: client ok" "$LATE_OK" $NPORTS
 		check_mod_eq "late: TwReuseGranted == TWRecycled delta" \
 			"$LATE_GRANTED" "$LATE_RECYCLED"
+		check_wire_eq "TwReuseGranted, early + late" \
+			$((EARLY_GRANTED + LATE_GRANTED)) .totals.syn_client_tw
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "tw_reuse_granted events with age_ms < 1000" \
 				"$(events_age_bad "$cli" tw_reuse_granted - ge 1000)" 0
