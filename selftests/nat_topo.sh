@@ -8,6 +8,7 @@
 #   c1 198.18.1.2 --eth0---n-c1-- nat 198.18.1.1
 #                                      198.18.0.1 --n-srv---eth0-- srv 198.18.0.2:8080
 #   c2 198.18.2.2 --eth0---n-c2-- nat 198.18.2.1
+#   (IPv6 alike: c1 fd00:1::2, c2 fd00:2::2, nat fd00::1, srv fd00::2)
 #
 # nat: ip_forward=1, nft `masquerade to :40000` (ONE public port) on n-srv,
 # nf_conntrack_tcp_timeout_time_wait=0, tcp_loose=0; srv tcp_early_retrans=0.
@@ -18,6 +19,8 @@ NAT_PORT=40000
 SRV_ADDR=198.18.0.2
 SRV_PORT=8080
 NAT_PUB=198.18.0.1
+SRV_ADDR6=fd00::2
+NAT_PUB6=fd00::1
 
 # nat_topo_setup : creates $c1 $c2 $nat $srv. Returns non-zero on failure.
 nat_topo_setup()
@@ -53,6 +56,22 @@ nat_topo_setup()
 	link set n-srv up
 	EOF
 
+	# IPv6 the same way: fd00:1::2, fd00:2::2 behind fd00::1:40000
+	ip -n "$c1" -b - <<-EOF || return 1
+	addr add fd00:1::2/64 dev eth0 nodad
+	route add default via fd00:1::1
+	EOF
+	ip -n "$c2" -b - <<-EOF || return 1
+	addr add fd00:2::2/64 dev eth0 nodad
+	route add default via fd00:2::1
+	EOF
+	ip -n "$srv" addr add $SRV_ADDR6/64 dev eth0 nodad || return 1
+	ip -n "$nat" -b - <<-EOF || return 1
+	addr add fd00:1::1/64 dev n-c1 nodad
+	addr add fd00:2::1/64 dev n-c2 nodad
+	addr add $NAT_PUB6/64 dev n-srv nodad
+	EOF
+
 	ip netns exec "$nat" nft -f - <<EOF || return 1
 table ip natpaws {
 	chain post {
@@ -60,7 +79,14 @@ table ip natpaws {
 		oifname "n-srv" meta l4proto tcp masquerade to :$NAT_PORT
 	}
 }
+table ip6 natpaws6 {
+	chain post {
+		type nat hook postrouting priority srcnat; policy accept;
+		oifname "n-srv" meta l4proto tcp masquerade to :$NAT_PORT
+	}
+}
 EOF
+	nsx "$nat" sysctl -qw net.ipv6.conf.all.forwarding=1 || return 1
 	# The ruleset autoloaded nf_conntrack; only now do its sysctls exist.
 	# tcp_loose=0: no mid-stream pickup. A late duplicate ACK, after the
 	# entry's 0 s TIME_WAIT, was otherwise picked up as a new ESTABLISHED

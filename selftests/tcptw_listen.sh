@@ -11,10 +11,13 @@
 # Accept queue (tcp_syncookies 0, 1, 2): 11 connects (backlog + 1; see
 # ACCEPTED_MAX) complete, the other SYNs are dropped in silence and
 # retransmitted.
-# Asserted: ListenOverflow == TcpExt ListenOverflows delta == ListenDrops
-# delta > 0 == (connects that never completed) + cli TCPSynRetrans delta;
+# Asserted: TcpExt ListenOverflows delta == ListenDrops delta > 0 ==
+# (connects that never completed) + cli TCPSynRetrans delta;
+# ListenOverflowSyn == the SYNs srv left unanswered on the wire (srv's eth0
+# traced), ListenOverflowAck == the rest of ListenOverflows,
 # ListenOverflowSyn + ListenOverflowAck == ListenOverflow; the listeners row
-# of 198.18.0.2:8080 carries it; in mode 2 ListenSynCookieSent ==
+# of 198.18.0.2:8080 carries it (its overflow_syn the same SYNs); the
+# same over fd00::2 (tcp_syncookies=1); in mode 2 ListenSynCookieSent ==
 # SyncookiesSent. Control: a server that accepts, somaxconn 128 (room for the whole
 # burst), same load -> 0.
 #
@@ -64,12 +67,13 @@ run_burst()
 		busywait 30000 grep -q listening "$TMPDIR_T/$name.srv.err" ||
 			{ check_err 1 "echo server did not start"; return 1; }
 	else
-		server_start "$srv" "$TMPDIR_T/$name.srv" --listen $SRV:$PORT \
+		server_start "$srv" "$TMPDIR_T/$name.srv" --listen "$(ep)" \
 			--no-accept --backlog 100 --timeout 60 ||
 			{ check_err 1 "server did not start"; return 1; }
 	fi
 	B=()
 	A=()
+	wire_start "$name" "$srv" eth0
 	ns_snapshot "$srv" B s_
 	ns_snapshot "$cli" B c_
 	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" burst $SRV $PORT $N 10 \
@@ -79,6 +83,7 @@ run_burst()
 	sleep 0.5
 	ns_snapshot "$srv" A s_
 	ns_snapshot "$cli" A c_
+	wire_stop
 	ROW=$(listener_row "$srv" $SRV $PORT)
 	diag "burst: $(cat "$OUT")"
 	diag "srv listeners row: ${ROW:--}"
@@ -92,12 +97,22 @@ run_burst()
 # tie the overflows to the clients stay exact.
 ACCEPTED_MAX=$((10 + $(nproc)))
 
-# d KEY : after - before of snapshot key KEY (s_mib_..., c_tw_..., ...).
+# ep : SRV:PORT as sockets and events write it ([fd00::2]:8080)
+ep()
+{
+	case $SRV in
+	*:*) echo "[$SRV]:$PORT" ;;
+	*) echo "$SRV:$PORT" ;;
+	esac
+}
+
+# test_accept_overflow COOKIES [ADDR] : against srv's ADDR (default SRV)
 test_accept_overflow()
 {
-	local cookies=$1 name ok ovf drops retr mod syn ack row_sum
+	local cookies=$1 SRV=${2:-$SRV} name ok ovf drops retr mod syn ack row_sum
 
 	name="listen: accept queue overflow, tcp_syncookies=$cookies"
+	[ "$SRV" = 198.18.0.2 ] || name="$name, $SRV"
 	test_begin "$name"
 	if ! probe_gate tcp_conn_request tcp_v4_syn_recv_sock; then
 		log_test "$name"
@@ -124,17 +139,28 @@ test_accept_overflow()
 	check_eq "srv ListenDrops == ListenOverflows" "$drops" "$ovf"
 	check_eq "ListenOverflows == never connected + cli TCPSynRetrans" \
 		"$ovf" $(( N - ok + retr ))
-	check_mod_eq "srv ListenOverflow == ListenOverflows" "$mod" "$ovf"
 	check_mod_eq "srv ListenOverflowSyn + ListenOverflowAck == ListenOverflow" \
 		$(( syn + ack )) "$mod"
+	# the wire (srv's eth0): a SYN dropped at the full queue gets no
+	# answer; the rest of the kernel's overflows are ACKs
+	check_wire_eq "srv ListenOverflowSyn + ListenSynDrop" \
+		$(( syn + $(d s_tw_ListenSynDrop) )) .totals.syn_unanswered
+	if [ -n "$WIRE_JSON" ]; then
+		check_mod_eq "srv ListenOverflowAck == ListenOverflows - SYNs unanswered (wire)" \
+			"$ack" $(( ovf - $(wire_get .totals.syn_unanswered) ))
+	fi
+	wire_dump
 	if [ "$HAVE_MODULE" = 1 ]; then
+		check_wire_eq "listeners row $SRV $PORT overflow_syn" \
+			"$(echo "$ROW" | awk 'NF { print $5 }')" \
+			".listeners[\"$SRV $PORT\"].syn_unanswered"
 		row_sum=$(echo "$ROW" | awk 'NF { print $5 + $6 }')
 		check_eq "listeners row $SRV $PORT overflow_syn + overflow_ack" \
 			"$row_sum" "$mod"
 		check_eq "listeners row max_backlog" \
 			"$(echo "$ROW" | awk '{ print $4 }')" 10
 		check_eq "srv events listen_overflow" \
-			"$(events_count "$srv" listen_overflow "dst=$SRV:$PORT")" "$mod"
+			"$(events_count "$srv" listen_overflow "dst=$(ep)")" "$mod"
 		check_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
 	fi
 	if [ "$cookies" = 2 ]; then
@@ -443,6 +469,7 @@ tests_run \
 	"test_accept_overflow 0" \
 	"test_accept_overflow 1" \
 	"test_accept_overflow 2" \
+	"test_accept_overflow 1 fd00::2" \
 	test_accept_control \
 	"test_syn_queue 0" \
 	"test_syn_queue 1" \

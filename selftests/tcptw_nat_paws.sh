@@ -21,7 +21,11 @@
 #
 # Main test: tcptw's TwSynPawsRejected on srv == srv PAWSEstab (+
 # PAWSTimewait) delta == clients' TCPSynRetrans delta == clients' OutRsts
-# delta > 0. Controls: clients close first; clients tcp_timestamps=2;
+# delta > 0; and against srv's side of the wire (lib_wire.sh): the SYNs
+# that met srv's TIME_WAIT socket and got no SYN-ACK == TwSynPawsRejected
+# == the NAT address's peers row, the bare ACKs srv's TIME_WAIT sockets
+# sent == TwAckSent. The same over IPv6 (NAT66: fd00:1::2, fd00:2::2
+# behind fd00::1:40000). Controls: clients close first; clients tcp_timestamps=2;
 # srv tcp_timestamps=0. A run of the main test or of controls a and b
 # in which a SYN was lost besides the refusals (a 1 s retransmit: the
 # guest starved) runs once more in new namespaces (scenario_clean), and
@@ -170,7 +174,7 @@ run_scenario()
 	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps="$SRV_TS"
 
 	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
-	     --listen $SRV_ADDR:$SRV_PORT --count "$N" --timeout 120 \
+	     --listen "$SRV_EP" --count "$N" --timeout 120 \
 	     --close-first "$CLOSE_FIRST"; then
 		check_err 1 "server did not start"
 		return 1
@@ -182,7 +186,7 @@ run_scenario()
 		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
 			--save-baseline "$TMPDIR_T/demo.base" >/dev/null
 	[ "${GAP_MS:-0}" -gt 0 ] && gap=(--gap-ms "$GAP_MS")
-	timeout 150 "$TRAFFIC" client --connect $SRV_ADDR:$SRV_PORT \
+	timeout 150 "$TRAFFIC" client --connect "$SRV_EP" \
 		--count "$N" --netns "$(nspath "$c1"),$(nspath "$c2")" \
 		--close-first "$CLOSE_FIRST" --barrier --timeout 90 \
 		--connect-timeout 10000 --verbose "${gap[@]}" >"$OUT"
@@ -199,29 +203,23 @@ run_scenario()
 	print_deltas
 }
 
-# A packet trace of srv's eth0 (TCPTW_PCAP=0 disables it), printed when
-# a scenario fails so that a disagreement can be read packet by packet.
+# A packet trace of srv's eth0 (TCPTW_PCAP=0 disables it), read by the
+# wire oracle (lib_wire.sh) and printed when a scenario fails so that a
+# disagreement can be read packet by packet.
 PCAP=
-PCAP_PID=
 pcap_start()
 {
 	PCAP=
-	[ "${TCPTW_PCAP:-1}" = 1 ] && command -v tcpdump >/dev/null || return 0
-	PCAP=$TMPDIR_T/$1.pcap
-	bg_start "$PCAP.log" timeout 300 ip netns exec "$srv" \
-		tcpdump -Z root --immediate-mode -i eth0 -U -s 128 -w "$PCAP" tcp
-	PCAP_PID=$BG_PID
-	busywait 5000 grep -q "listening on" "$PCAP.log.err" ||
-		diag "tcpdump did not start"
+	[ "${TCPTW_PCAP:-1}" = 1 ] || return 0
+	wire_start "$1" "$srv" eth0
+	PCAP=$WIRE_PCAP
+	PEER_B=$(peer_col "$srv" "$NAT_IP" 0 syn_paws_rejected)
 }
 
 pcap_stop()
 {
-	[ -n "$PCAP_PID" ] || return 0
-	sleep 0.2	# let tcpdump write the last packets
-	kill "$PCAP_PID" 2>/dev/null
-	bg_wait "$PCAP_PID"
-	PCAP_PID=
+	wire_stop
+	PEER_A=$(peer_col "$srv" "$NAT_IP" 0 syn_paws_rejected)
 }
 
 # pcap_dump [why] : on failure (or with a reason to), the srv trace with
@@ -288,7 +286,7 @@ pcap_syn_count()
 	WIRE_EARLY=
 	[ -n "$PCAP" ] && [ -s "$PCAP" ] || return 0
 	read -r WIRE_REFUSALS WIRE_EARLY < <(tcpdump -r "$PCAP" -nn 2>/dev/null |
-		awk -v srv="$SRV_ADDR.$SRV_PORT" '
+		awk -v srv="$SRV_IP.$SRV_PORT" '
 	$5 == srv ":" {
 		if ($7 == "[S],") {
 			# whether srv had closed when the SYN came
@@ -406,18 +404,37 @@ scenario_reset()
 	RETMSG=
 }
 
+# nat_fam 4|6 : the addresses the scenarios use (IPv4 unless told)
+nat_fam()
+{
+	if [ "$1" = 6 ]; then
+		SRV_IP=$SRV_ADDR6 NAT_IP=$NAT_PUB6
+		SRV_EP="[$SRV_ADDR6]:$SRV_PORT" NAT_EP="[$NAT_PUB6]:$NAT_PORT"
+	else
+		SRV_IP=$SRV_ADDR NAT_IP=$NAT_PUB
+		SRV_EP=$SRV_ADDR:$SRV_PORT NAT_EP=$NAT_PUB:$NAT_PORT
+	fi
+}
+nat_fam 4
+
+# test_main [6] : the main scenario, over IPv4 (or IPv6: NAT66)
 test_main()
 {
-	local k
+	local k fam=${1:-4} name
 
-	test_begin "main: server closes first, clients alternate behind 1 NAT port"
+	name="nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
+	[ "$fam" = 6 ] && name="$name, IPv6"
+	nat_fam "$fam"
+	test_begin "main: server closes first, clients alternate behind 1 NAT port (IPv$fam)"
 	if ! probe_gate tcp_timewait_state_process; then
-		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
+		log_test "$name"
+		nat_fam 4
 		return
 	fi
-	rerun_once scenario_clean scenario_reset scenario main server 1 1 0 || {
+	rerun_once scenario_clean scenario_reset scenario "main$fam" server 1 1 0 || {
 		nat_topo_cleanup
-		log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
+		log_test "$name"
+		nat_fam 4
 		return
 	}
 	k=${D[srv_paws]}
@@ -466,6 +483,17 @@ test_main()
 		"${D[srv_TwSynPawsRejected]}" "${D[cli_synretrans]}"
 	# and on the wire: the SYNs srv answered with a bare ACK
 	check_wire "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}"
+	# the oracle's count: the SYNs that met srv's TIME_WAIT socket and got
+	# no SYN-ACK, each (the NAT's address is the peers row's)
+	check_wire_eq "srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}" \
+		.totals.syn_tw_refused
+	check_wire_eq "srv peers $NAT_IP syn_paws_rejected delta" \
+		$((PEER_A - PEER_B)) ".peers[\"$NAT_IP\"].syn_tw_refused"
+	# every bare ACK srv's TIME_WAIT sockets sent (to refused SYNs, to
+	# retransmitted FINs), the rate limit's skips not among them
+	check_wire_eq "srv TwAckSent" "${D[srv_TwAckSent]}" .totals.tw_ack_server
+	check_wire_eq "srv TwKilledByRst" "${D[srv_TwKilledByRst]}" \
+		.totals.rst_client_tw
 	# (and == clients OutRsts but for the RSTs answering non-SYN rejects,
 	# which the ground-truth range above bounds)
 	# non-SYN PAWS rejects: rare, at most one or two per run
@@ -487,9 +515,9 @@ test_main()
 		$((${D[srv_tw]} - TW_LEFT))
 	check_mod_eq "srv TwOverflow" "${D[srv_TwOverflow]}" 0
 	if [ "$HAVE_MODULE" = 1 ]; then
-		check_eq "srv events tw_syn_paws_rejected src=$NAT_PUB:$NAT_PORT" \
+		check_eq "srv events tw_syn_paws_rejected src=$NAT_EP" \
 			"$(events_count "$srv" tw_syn_paws_rejected \
-			   "src=$NAT_PUB:$NAT_PORT dst=$SRV_ADDR:$SRV_PORT")" \
+			   "src=$NAT_EP dst=$SRV_EP")" \
 			"${D[srv_TwSynPawsRejected]}"
 		check_eq "srv events tw_paws_rejected (non-SYN)" \
 			"$(events_count "$srv" tw_paws_rejected)" \
@@ -498,7 +526,7 @@ test_main()
 			diag "srv events (all):"
 			nsx "$srv" cat "$TCPTW_PROC/events" | sed 's/^/#   /'
 		fi
-		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]} (not asserted: timing)"
+		diag "srv TwAckSent=${D[srv_TwAckSent]} TwRstSent=${D[srv_TwRstSent]}"
 	fi
 	[ "${TCPTW_DEMO:-0}" = 1 ] && demo_print
 	if [ "${D[cli_synretrans]}" -ne "$k" ]; then
@@ -507,7 +535,8 @@ test_main()
 		pcap_dump
 	fi
 	nat_topo_cleanup
-	log_test "nat_paws: main: TwPawsRejected == PAWS MIB, TwSynPawsRejected == client SYN retransmits"
+	log_test "$name"
+	nat_fam 4
 }
 
 test_clients_close_first()
@@ -629,6 +658,8 @@ test_srv_ts0()
 		diag "clients TCPSynRetrans - slow connects: $retr (not asserted: the trace is exact)"
 		check_gt "SYNs srv refused with an ACK (trace)" "$wire" 0
 		check_wire "srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}"
+		check_wire_eq "srv TwSynSeqRejected" \
+			"${D[srv_TwSynSeqRejected]}" .totals.syn_tw_refused
 	else
 		check_mod_eq "srv TwSynSeqRejected == clients TCPSynRetrans - slow connects" \
 			"${D[srv_TwSynSeqRejected]}" "$retr"
@@ -645,6 +676,7 @@ if [ "${TCPTW_DEMO:-0}" = 1 ]; then
 else
 	tests_run \
 		test_main \
+		"test_main 6" \
 		test_clients_close_first \
 		test_clients_ts2 \
 		test_srv_ts0

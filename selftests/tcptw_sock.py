@@ -117,8 +117,9 @@ def wait_file(path, timeout):
 
 def burst(addr, port, n, gap_ms, window):
     socks = []
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
     for _ in range(n):
-        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s = socket.socket(fam, socket.SOCK_STREAM)
         s.setblocking(False)
         try:
             s.connect((addr, port))

@@ -13,9 +13,9 @@
 # after writes it must refuse (not a number, negative, past 32 bits);
 # FLOOD SYNs as fast as the guest sends them, from one sender pinned to
 # each CPU (up to 4), so that every CPU counts for the one listener row.
-# Asserted: srv ListenSynCookieSent == SyncookiesSent delta (every
-# cookie counted, none twice), the :8400 listeners row's cookie_sent ==
-# the same (each CPU's counts kept aside included), the
+# Asserted: srv ListenSynCookieSent == SyncookiesSent delta == the
+# SYN-ACKs on the wire (every cookie counted, none twice; srv's eth0
+# traced), the :8400 listeners row's cookie_sent == the same (each CPU's counts kept aside included), the
 # listen_syn_cookie events recorded (the newest seq in srv's new
 # namespace, where no other event is recorded) + EventsRateLimited ==
 # ListenSynCookieSent; the ring (1024) holds the recorded ones at 20 a
@@ -26,7 +26,8 @@
 # CPU's listener record and takes its run of cookies), and the control: the
 # cookies' counters and events are 0 in cli. IPv6: 50 connects to a
 # listener with tcp_syncookies=2 over fd00::, each made from a cookie:
-# ListenSynCookieSent == SyncookiesSent delta == its row's cookie_sent.
+# ListenSynCookieSent == SyncookiesSent delta == its row's cookie_sent ==
+# the SYN-ACKs on the wire.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -77,6 +78,8 @@ test_synflood()
 	server_start "$srv" "$TMPDIR_T/srv.json" --listen $SRV:$PORT \
 		--no-accept --timeout 600 ||
 		check_err 1 "server did not start"
+	# the wire: every SYN and SYN-ACK srv's eth0 carries
+	wire_start flood "$srv" eth0 "tcp[tcpflags] & tcp-syn != 0"
 	ns_snapshot "$srv" B s_
 	ns_snapshot "$cli" B c_
 	# one sender per CPU (veth delivers on the sender's CPU): every CPU
@@ -111,6 +114,7 @@ test_synflood()
 	sleep 1
 	ns_snapshot "$srv" A s_
 	ns_snapshot "$cli" A c_
+	wire_stop
 	kill "$SERVER_PID" 2>/dev/null
 	bg_wait "$SERVER_PID"
 	cookies=$(d s_mib_TcpExtSyncookiesSent)
@@ -131,8 +135,13 @@ test_synflood()
 	diag "flood: $(cat "$TMPDIR_T"/flood.*.json) | srv SyncookiesSent +$cookies ListenSynCookieSent +$mod row cookie_sent ${row:--} events $evs EventsRateLimited +$rl | srv ListenDrops +$(d s_mib_TcpExtListenDrops) ListenOverflows +$(d s_mib_TcpExtListenOverflows) TCPReqQFullDrop +$(d s_mib_TcpExtTCPReqQFullDrop) OutRsts +$(d s_mib_TcpOutRsts)"
 	check_gt "srv SyncookiesSent delta" "$cookies" $((FLOOD / 2))
 	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
-	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
-		"${row:-0}" "$cookies"
+	# tcp_syncookies=2: every SYN-ACK on the wire is a cookie (no request
+	# socket, no SYN-ACK retransmitted)
+	check_wire_eq "srv ListenSynCookieSent" "$mod" .totals.synack
+	check_wire_eq "srv :$PORT listeners row cookie_sent" "${row:-0}" \
+		".listeners[\"$SRV $PORT\"].synack"
+	check_wire_raw "SYN-ACKs retransmitted (none: no request socket)" 0 \
+		.totals.synack_retrans
 	diag "srv events: newest seq $recorded, $evs listen_syn_cookie lines in the ring, $others others$(
 		[ "$others" = 0 ] || printf ' (%s)' "$(nsx "$srv" awk '$2 != "listen_syn_cookie" { n[$2]++ }
 			END { for (t in n) printf "%s %d ", t, n[t] }' "$TCPTW_PROC/events" 2>/dev/null)")"
@@ -171,6 +180,7 @@ test_cookies_v6()
 	server_start "$srv" "$out.server.json" --listen "[fd00::6:2]:$PORT" \
 		--count $NV6 --timeout 120 --close-first server ||
 		check_err 1 "server did not start"
+	wire_start v6 "$srv" eth0
 	ns_snapshot "$srv" B s_
 	timeout 150 "$TRAFFIC" client --connect "[fd00::6:2]:$PORT" \
 		--count $NV6 --netns "$(nspath "$cli")" --close-first server \
@@ -178,6 +188,7 @@ test_cookies_v6()
 	bg_wait "$SERVER_PID"
 	sleep 1
 	ns_snapshot "$srv" A s_
+	wire_stop
 	cookies=$(d s_mib_TcpExtSyncookiesSent)
 	mod=$(d s_tw_ListenSynCookieSent)
 	row=$(nsx "$srv" awk -v p=$PORT 'NR > 1 && $2 == p { print $8 }' \
@@ -187,8 +198,12 @@ test_cookies_v6()
 	# a SYN retransmitted meanwhile gets a cookie of its own
 	check_range "srv SyncookiesSent delta" "$cookies" $NV6 $((NV6 + NV6 / 5))
 	check_eq "srv ListenSynCookieSent == SyncookiesSent delta" "$mod" "$cookies"
-	check_eq "srv :$PORT listeners row cookie_sent == SyncookiesSent delta" \
-		"${row:-0}" "$cookies"
+	check_wire_eq "srv ListenSynCookieSent" "$mod" .totals.synack
+	check_wire_eq "srv :$PORT listeners row cookie_sent" "${row:-0}" \
+		".listeners[\"fd00::6:2 $PORT\"].synack"
+	check_wire_raw "client connects ok" \
+		"$(json_get "$out.client.json" ok)" .totals.conns
+	wire_dump
 	cleanup_all_ns
 	log_test "$name"
 }

@@ -6,11 +6,13 @@
 # out from the packets alone (no tcptw, no MIB), for the selftests to
 # compare tcptw's counters with.
 #
-#   tcptw_wire.py PCAP [--server ADDR:PORT]...
+#   tcptw_wire.py PCAP [--server ADDR:PORT]... [--rfc1337]
 #
 # PCAP is a tcpdump -w trace taken at one interface (Ethernet, loopback or
 # Linux cooked). --server names the listening side (repeatable); without
-# it the side a connection's first SYN goes to is taken. Prints one JSON
+# it the side a connection's first SYN goes to is taken. A client's RST to
+# a server TIME_WAIT socket's ACK ends that socket (its next SYN meets the
+# listener) unless --rfc1337 says the server has tcp_rfc1337=1. Prints one JSON
 # object:
 #
 #   packets     TCP segments read
@@ -53,6 +55,8 @@
 #                   retransmitted its SYN-ACK after them (a full accept
 #                   queue)
 #   rst_client, rst_server        RSTs each side sent
+#   rst_client_tw   ...of the client's, those answering a server TIME_WAIT
+#                   socket's ACK to a SYN (they end it: tcp_rfc1337=0)
 #   rst_server_syn                ...of the server's, those answering a SYN
 #   tw_ack_server, tw_ack_client  bare ACKs a side sent while its
 #                   connection on the tuple was in TIME_WAIT (it closed
@@ -65,13 +69,14 @@ import sys
 
 import dpkt
 
+RFC1337 = False     # --rfc1337: the server keeps TIME_WAIT on a RST
+
 COUNTS = ("syn", "syn_retrans", "synack", "synack_retrans", "conns",
           "syn_tw", "syn_tw_refused", "syn_tw_acked", "syn_tw_rst",
           "syn_recycled", "syn_fw2", "syn_fw2_acked", "syn_client_tw",
-          "syn_unanswered", "ack_ignored", "rst_client", "rst_server",
-          "rst_server_syn", "tw_ack_server", "tw_ack_client",
-          "fw2_ack_server",
-          "fin_server_first", "fin_client_first")
+          "syn_unanswered", "ack_ignored", "rst_client", "rst_client_tw",
+          "rst_server", "rst_server_syn", "tw_ack_server", "tw_ack_client",
+          "fw2_ack_server", "fin_server_first", "fin_client_first")
 
 
 def addr_str(raw):
@@ -206,6 +211,16 @@ class Flow:
     def from_client(self, tcp, flags, plen):
         if flags & dpkt.tcp.TH_RST:
             self.c["rst_client"] += 1
+            if self.attempt is not None and not self.answered and \
+                    self.prev is not None:
+                # the answer to the old connection's ACK: it ends that
+                # one's TIME_WAIT socket (tcp_rfc1337=0, Linux's default)
+                if self.prev.time_wait() == "server":
+                    self.c["rst_client_tw"] += 1
+                self.prev.rst = True
+                if self.kind == "tw" and not RFC1337:
+                    self.kind = None
+                return
             self.reset()
             return
         self.segment("client", tcp, flags, plen)
@@ -268,7 +283,12 @@ def main(argv):
     path = argv[0]
     servers = set()
     rest = argv[1:]
+    global RFC1337
     while rest:
+        if rest[0] == "--rfc1337":
+            RFC1337 = True
+            rest = rest[1:]
+            continue
         if rest[0] != "--server" or len(rest) < 2:
             print(f"tcptw_wire: bad argument {rest[0]!r}", file=sys.stderr)
             return 2
