@@ -17,9 +17,13 @@
 # The same with the netns' range narrowed to that one port by the sysctl
 # and no socket option. And (unspec) the second connect() comes from a
 # socket that was connected elsewhere and disconnected with
-# connect(AF_UNSPEC), which leaves ECONNRESET in its sk_err.
+# connect(AF_UNSPEC), which leaves ECONNRESET in its sk_err. And (fw2)
+# the server's FIN is dropped at cli, so the first socket closes in
+# FIN_WAIT2 and its TIME_WAIT socket stays in that substate, which the
+# kernel (6.1+) never reuses: TwReuseDeniedFinWait2.
 # Ground truth: the client's errno (ok, then EADDRNOTAVAIL), TWRecycled 0,
-# the TIME_WAIT socket on port 40000 in ss; the reason is the one the case
+# the TIME_WAIT (or FIN-WAIT-2) socket on port 40000 in ss, cli's side of
+# the wire (the refused connect() sent no SYN); the reason is the one the case
 # built (timestamps off, or on and the socket young). Asserted: one
 # ConnectPortExhausted, one refusal with that reason and no other, no
 # grant, the peers row of srv:8080 with both. IPv4 and IPv6.
@@ -28,7 +32,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/reuse_lib.sh"
 
 require_root
-require_cmd ip nstat ss python3
+require_cmd ip nstat ss python3 nft
 require_traffic
 require_module
 
@@ -50,11 +54,13 @@ range_run()
 	fi
 	BEFORE=() AFTER=()
 	OUT=$TMPDIR_T/$name.json
+	wire_start "$name" "$cli" eth0
 	rl_snap "$cli" BEFORE
 	timeout 60 ip netns exec "$cli" python3 "$SOCK_PY" range-reuse \
 		"$src" "$dst" 8080 $LPORT $SPARE "$kind" >"$OUT"
 	check_err $? "tcptw_sock.py range-reuse failed"
 	rl_snap "$cli" AFTER
+	wire_stop
 	diag "scenario: $(cat "$OUT")"
 	rl_tw_dump
 	rl_peers_dump "$cli"
@@ -96,7 +102,27 @@ range_setup()
 	cleanup_all_ns
 	[ "$KIND" = sysctl ] && lo=$LPORT hi=$LPORT
 	pair_setup && rl_client_sysctls "$cli" 1 $lo $hi &&
-		rl_sysctl "$srv" net.ipv4.tcp_timestamps="$SRV_TS"
+		rl_sysctl "$srv" net.ipv4.tcp_timestamps="$SRV_TS" || return 1
+	[ "$KIND" = fw2 ] || return 0
+	# the server's FIN never reaches cli: its socket stays in FIN_WAIT2
+	nsx "$cli" nft -f - <<-EOF
+	table inet fw2 {
+		chain in {
+			type filter hook input priority 0;
+			tcp sport 8080 tcp flags & fin == fin drop
+		}
+	}
+	EOF
+}
+
+# fw2_checked : the kernel refuses to reuse a TIME_WAIT socket in the
+# FIN_WAIT2 substate (6.1 on; 5.10 does not look)
+fw2_checked()
+{
+	local v
+
+	v=$(uname -r | awk -F. '{ print $1 * 256 + $2 }')
+	[ "$v" -ge $((6 * 256 + 1)) ]
 }
 
 # test_range KIND FAMILY SRV_TS
@@ -107,9 +133,19 @@ test_range()
 	local name="port_range: $fam: $kind range, srv tcp_timestamps=$ts: EADDRNOTAVAIL counted with its reason"
 
 	[ "$fam" = ipv6 ] && src=fd00::1 dst=fd00::2
+	local state=time-wait connects=2 first
 	[ "$ts" = 0 ] && reason=TwReuseDeniedNoTimestamps col=denied_no_timestamps
+	# FIN_WAIT2 is refused before timestamps are looked at (6.1+)
+	[ "$kind" = fw2 ] && reason=TwReuseDeniedFinWait2 col=denied_fin_wait2 \
+		state=fin-wait-2
+	[ "$kind" = unspec ] && connects=3
 	KIND=$kind SRV_TS=$ts
 	rl_begin "$kind $fam ts $ts" "$name" || return
+	if [ "$kind" = fw2 ] && ! fw2_checked; then
+		skip_test "kernel $(uname -r) does not refuse a FIN_WAIT2 TIME_WAIT socket's reuse (6.1+ does)"
+		rl_end "$name"
+		return
+	fi
 	if ! range_setup ||
 	   ! rerun_once range_fits range_setup \
 		range_run "range_${kind}_$fam" "$kind" "$src" "$dst"; then
@@ -128,8 +164,16 @@ test_range()
 		check_str "connect() from port $SPARE" "$(jstr spare)" ok
 	check_str "second connect()" "$(jstr second)" EADDRNOTAVAIL
 	check_eq "cli TcpExt TWRecycled delta" "$(rl_mib TcpExtTWRecycled)" 0
-	check_eq "cli TIME_WAIT sockets on port $LPORT" \
-		"$(nsx "$cli" ss -Htan state time-wait "( sport = :$LPORT )" | wc -l)" 1
+	check_eq "cli $state sockets on port $LPORT" \
+		"$(nsx "$cli" ss -Htan state $state "( sport = :$LPORT )" | wc -l)" 1
+	# the wire: a refused connect() sends no SYN
+	if [ -n "$WIRE_JSON" ]; then
+		first=$(( $(wire_get .totals.syn) - $(wire_get .totals.syn_retrans) ))
+		check_eq "connect()s that sent a SYN (wire)" "$first" \
+			$((connects - 1))
+		check_mod_eq "ConnectPortExhausted == connect()s - SYNs (wire)" \
+			"$(rl_tw ConnectPortExhausted)" $((connects - first))
+	fi
 	check_mod_eq "ConnectPortExhausted == the client's EADDRNOTAVAIL" \
 		"$(rl_tw ConnectPortExhausted)" 1
 	check_mod_eq "$reason" "$(rl_tw $reason)" 1
@@ -151,4 +195,5 @@ tests_run \
 	"test_range socket ipv6 1" "test_range socket ipv6 0" \
 	"test_range sysctl ipv4 1" "test_range sysctl ipv4 0" \
 	"test_range sysctl ipv6 1" "test_range sysctl ipv6 0" \
-	"test_range unspec ipv4 0" "test_range unspec ipv6 1"
+	"test_range unspec ipv4 0" "test_range unspec ipv6 1" \
+	"test_range fw2 ipv4 1" "test_range fw2 ipv6 1"

@@ -34,7 +34,9 @@
 #       to LPORT) connects to DST PORT, shuts its side, reads to the
 #       server's FIN and closes: LPORT's tuple is now in TIME_WAIT here.
 #       Then, at once, a second such socket connects (KIND socket,
-#       sysctl); or (KIND unspec) one with the range SPARE connects,
+#       sysctl; fw2: the same as socket, but the first socket closes
+#       without the server's FIN, which the caller drops, and so leaves a
+#       TIME_WAIT socket in the FIN_WAIT2 substate); or (KIND unspec) one with the range SPARE connects,
 #       disconnects with connect(AF_UNSPEC) (a RST, and ECONNRESET left in
 #       its sk_err), takes the range LPORT and connects again. Starts 20 ms
 #       into a CLOCK_MONOTONIC second; "same_second" says whether the
@@ -326,8 +328,13 @@ def range_reuse(src, dst, port, lport, spare, kind):
     if res["first"] == "ok":
         res["lport"] = s.getsockname()[1]
         s.shutdown(socket.SHUT_WR)
-        while s.recv(4096):
-            pass
+        if kind == "fw2":
+            # the caller drops the server's FIN: once ours is acked the
+            # orphan is a TIME_WAIT socket in the FIN_WAIT2 substate
+            time.sleep(0.3)
+        else:
+            while s.recv(4096):
+                pass
     s.close()
     if kind == "unspec":
         s = range_sock(fam, src, spare)
