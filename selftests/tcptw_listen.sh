@@ -246,6 +246,9 @@ test_syn_queue()
 		check_eq "srv ListenDrops == TCPReqQFullDrop" \
 			"$(d s_mib_TcpExtListenDrops)" "$qdrop"
 		check_mod_eq "srv ListenSynDrop == TCPReqQFullDrop" "$mdrop" "$qdrop"
+		# the wire: a SYN the full SYN queue drops gets no answer (a
+		# queued request's SYN-ACKs, dropped at cli, are retransmitted)
+		check_wire_eq "srv ListenSynDrop" "$mdrop" .totals.syn_unanswered
 		check_mod_eq "srv ListenSynCookieSent" "$mcookie" 0
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "listeners row syn_drop" \
