@@ -60,7 +60,10 @@
 #   rst_server_syn                ...of the server's, those answering a SYN
 #   tw_ack_server, tw_ack_client  bare ACKs a side sent while its
 #                   connection on the tuple was in TIME_WAIT (it closed
-#                   first and both FINs were acknowledged)
+#                   first and both FINs were acknowledged); for the
+#                   server also its ACK of the client's FIN when its own
+#                   FIN had been acked apart (close() had made it a
+#                   TIME_WAIT socket in the FIN_WAIT2 substate)
 #   fw2_ack_server  the server's bare ACKs answering SYNs in FIN_WAIT2
 #   fin_server_first, fin_client_first  connections each side closed first
 import json
@@ -112,6 +115,7 @@ class Conn:
         self.rst = False
         self.established = False
         self.ack_pending = False  # a handshake ACK not yet known taken
+        self.fw2_fin = False    # the client's FIN reached a FIN_WAIT2 orphan
 
     def closed(self):
         return len(self.fin_acked) == 2
@@ -248,6 +252,16 @@ class Flow:
         if tw == side and plen == 0 and not flags & dpkt.tcp.TH_FIN:
             c["tw_ack_" + side] += 1
             return
+        # the server closed first and its FIN was acked on its own: the
+        # socket, an orphan, is then a TIME_WAIT socket in the FIN_WAIT2
+        # substate, and that socket ACKs the client's FIN
+        if side == "client" and flags & dpkt.tcp.TH_FIN and cur.fin_wait2():
+            cur.fw2_fin = True
+        elif side == "server" and cur.fw2_fin and plen == 0 and \
+                "client" in cur.fin and \
+                tcp.ack == (cur.fin["client"] + 1) & 0xffffffff:
+            cur.fw2_fin = False
+            c["tw_ack_server"] += 1
         if side == "client" and cur.isn_s is not None and \
                 not cur.established and flags & dpkt.tcp.TH_ACK and \
                 tcp.ack == (cur.isn_s + 1) & 0xffffffff:
