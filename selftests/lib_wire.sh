@@ -61,7 +61,7 @@ wire_stop()
 		/received by filter/ { r = $1 } /dropped by kernel/ { d = $1 }
 		END { if (c == "" || r == "") exit
 		      m = (lo ? int(r / 2) : r) - c + d
-		      print m > 0 ? m : 0 }' "$WIRE_PCAP.log.err")
+		      print (m > 0 ? m : 0) }' "$WIRE_PCAP.log.err")
 	WIRE_JSON=$WIRE_PCAP.json
 	if ! "${PY:-/usr/bin/python3}" "$LIB_DIR/tcptw_wire.py" "$WIRE_PCAP" \
 	     >"$WIRE_JSON" 2>"$WIRE_JSON.err"; then

@@ -6,7 +6,8 @@
  *   tcptw_traffic server --listen ADDR:PORT [--close-first server|client]
  *                        [--req-bytes N] [--resp-bytes N] [--linger0]
  *                        [--no-accept] [--backlog N] [--count N]
- *                        [--timeout SEC] [--netns PATH] [--ready-file PATH]
+ *                        [--reuseport N] [--timeout SEC] [--netns PATH]
+ *                        [--ready-file PATH]
  *   tcptw_traffic client --connect ADDR:PORT [--count N]
  *                        [--netns PATH[,PATH...]] [--bind ADDR:PORT]
  *                        [--reuseaddr] [--close-first client|server]
@@ -25,6 +26,11 @@
  * server's last ACK went through the NAT, before the next connection may
  * reuse the NAT's single port. When the client closes first, it shuts
  * down its write side and reads until the server's FIN.
+ *
+ * The server's --reuseport N listens on N sockets of one SO_REUSEPORT
+ * group (same address and port), accepts from whichever is ready and
+ * reports how many connections each took ("per_listener", in the order
+ * of their listen()) and how many took any ("listeners_used").
  *
  * The client's --mark executes the marker instruction of make bench's
  * instruction counter (scripts/insn-count.c) right before its first
@@ -55,6 +61,7 @@
 #define MAX_NETNS	8
 #define SLOW_CONNECT_MS	500.0
 #define BARRIER_MS	10000
+#define MAX_LISTENERS	64
 
 enum close_first { CLOSE_SERVER, CLOSE_CLIENT };
 
@@ -70,6 +77,7 @@ struct opts {
 	unsigned long req_bytes;
 	unsigned long resp_bytes;
 	unsigned long backlog;
+	unsigned long reuseport;	/* server: listeners in the group */
 	unsigned long connect_timeout_ms;
 	unsigned long rate;		/* connects per second, 0: max */
 	unsigned long gap_ms;
@@ -213,6 +221,8 @@ static void usage(FILE *f, int code)
 "      --linger0               SO_LINGER 0 before close (RST)\n"
 "      --no-accept             server: listen, never accept\n"
 "      --backlog N             server: listen backlog (default 128)\n"
+"      --reuseport N           server: N listeners, one SO_REUSEPORT group\n"
+"                              (1-64)\n"
 "      --ready-file PATH       server: create PATH once listening\n"
 "  -b, --bind ADDR:PORT        client: local address\n"
 "      --reuseaddr             client: SO_REUSEADDR before bind\n"
@@ -429,14 +439,65 @@ static int serve_one(const struct opts *o, int fd, double deadline)
 	return 0;
 }
 
+/* A listening socket on @ss, in the SO_REUSEPORT group if @reuseport */
+static int listen_on(const struct opts *o, const struct sockaddr_storage *ss,
+		     socklen_t sl, bool reuseport)
+{
+	int one = 1, lfd;
+
+	lfd = socket(ss->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		die("socket", errno);
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (reuseport &&
+	    setsockopt(lfd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)))
+		die("SO_REUSEPORT", errno);
+	if (bind(lfd, (const struct sockaddr *)ss, sl))
+		die("bind", errno);
+	if (listen(lfd, (int)o->backlog))
+		die("listen", errno);
+	set_nonblock(lfd);
+	return lfd;
+}
+
+/*
+ * Wait until one of the @n listeners is readable or @deadline: its
+ * index, -ETIMEDOUT or -errno. The search starts after @last, so that
+ * no listener with a connection waiting is passed over for long.
+ */
+static int wait_listeners(const int *lfd, unsigned int n, unsigned int last,
+			  double deadline)
+{
+	struct pollfd p[MAX_LISTENERS];
+	unsigned int i, k;
+	int ms, r;
+
+	for (i = 0; i < n; i++)
+		p[i] = (struct pollfd){ .fd = lfd[i], .events = POLLIN };
+	for (;;) {
+		ms = remaining_ms(deadline);
+		if (!ms)
+			return -ETIMEDOUT;
+		r = poll(p, n, ms);
+		if (r < 0 && errno != EINTR)
+			return -errno;
+		for (i = 1; r > 0 && i <= n; i++) {
+			k = (last + i) % n;
+			if (p[k].revents)
+				return k;
+		}
+	}
+}
+
 static int run_server(const struct opts *o)
 {
 	double deadline = now_ms() + o->timeout * 1e3;
-	unsigned long accepted = 0, served = 0;
+	unsigned long accepted = 0, served = 0, per[MAX_LISTENERS] = { 0 };
+	unsigned int nl = o->reuseport ? o->reuseport : 1, i, used = 0;
+	int lfd[MAX_LISTENERS], fd, err, k = 0;
 	struct sockaddr_storage ss;
 	struct errtab errs = { 0 };
 	socklen_t sl;
-	int one = 1, lfd, fd, err;
 
 	if (o->nr_netns)
 		enter_netns(open_netns(o->netns[0]), o->netns[0]);
@@ -444,15 +505,8 @@ static int run_server(const struct opts *o)
 		fprintf(stderr, "tcptw_traffic: bad address %s\n", o->addr);
 		return 2;
 	}
-	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (lfd < 0)
-		die("socket", errno);
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&ss, sl))
-		die("bind", errno);
-	if (listen(lfd, (int)o->backlog))
-		die("listen", errno);
-	set_nonblock(lfd);
+	for (i = 0; i < nl; i++)
+		lfd[i] = listen_on(o, &ss, sl, o->reuseport);
 	if (o->ready_file) {
 		int rf = open(o->ready_file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 
@@ -469,10 +523,14 @@ static int run_server(const struct opts *o)
 				break;
 			continue;
 		}
-		err = wait_fd(lfd, POLLIN, deadline);
-		if (err == -ETIMEDOUT)
+		k = wait_listeners(lfd, nl, k, deadline);
+		if (k == -ETIMEDOUT)
 			break;
-		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		if (k < 0) {
+			err_count(&errs, -k);
+			break;
+		}
+		fd = accept4(lfd[k], NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
 			if (errno == EAGAIN || errno == EINTR ||
 			    errno == ECONNABORTED)
@@ -481,6 +539,7 @@ static int run_server(const struct opts *o)
 			break;
 		}
 		accepted++;
+		per[k]++;
 		err = serve_one(o, fd, deadline);
 		if (err)
 			err_count(&errs, -err);
@@ -488,8 +547,17 @@ static int run_server(const struct opts *o)
 			served++;
 		close(fd);
 	}
-	close(lfd);
+	for (i = 0; i < nl; i++) {
+		close(lfd[i]);
+		used += per[i] > 0;
+	}
 	printf("{\"accepted\":%lu,\"served\":%lu,", accepted, served);
+	if (o->reuseport) {
+		printf("\"listeners_used\":%u,\"per_listener\":[", used);
+		for (i = 0; i < nl; i++)
+			printf("%s%lu", i ? "," : "", per[i]);
+		printf("],");
+	}
 	err_print(&errs);
 	printf("}\n");
 	return 0;
@@ -743,6 +811,7 @@ enum {
 	OPT_CLOSE_FIRST = 256, OPT_REQ, OPT_RESP, OPT_LINGER0, OPT_NO_ACCEPT,
 	OPT_BACKLOG, OPT_READY, OPT_REUSEADDR, OPT_BARRIER, OPT_CTIMEOUT,
 	OPT_RATE, OPT_GAP, OPT_ALIGN, OPT_BURST, OPT_ALIGN_EVERY, OPT_MARK,
+	OPT_REUSEPORT,
 };
 
 static const struct option longopts[] = {
@@ -770,6 +839,7 @@ static const struct option longopts[] = {
 	{ "burst",		required_argument, NULL, OPT_BURST },
 	{ "align-every",	required_argument, NULL, OPT_ALIGN_EVERY },
 	{ "mark",		no_argument,	   NULL, OPT_MARK },
+	{ "reuseport",		required_argument, NULL, OPT_REUSEPORT },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -894,6 +964,11 @@ int main(int argc, char **argv)
 			break;
 		case OPT_MARK:
 			o.mark = true;
+			break;
+		case OPT_REUSEPORT:
+			o.reuseport = parse_ul(optarg, "--reuseport");
+			if (!o.reuseport || o.reuseport > MAX_LISTENERS)
+				usage(stderr, 2);
 			break;
 		default:
 			usage(stderr, 2);
