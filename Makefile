@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo examples bench soak coverage seeds style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench soak coverage seeds packetdrill style sparse \
 	install clean deps deb
 
 all: kmod userspace selftests
@@ -74,6 +74,13 @@ coverage:
 # to CI's time (docs/testing.md: The field reports, reproduced).
 seeds:
 	scripts/seeds.sh $(KERNEL)
+
+# The kernel's own TCP tests (packetdrill's suite and the kernel's
+# scripts) without and with tcptw in one guest of $(KERNEL): the same
+# results, no kernel report, counters == MIBs, selftests/packetdrill.expect
+# (docs/testing.md: The packetdrill lane). Not part of make check.
+packetdrill:
+	scripts/packetdrill.sh $(KERNEL)
 
 style:
 	KERNEL=$(KERNEL) scripts/style.sh
