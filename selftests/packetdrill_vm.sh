@@ -174,13 +174,15 @@ t0=$SECONDS
 
 # 1. without tcptw
 rmmod tcptw 2>/dev/null
-declare -A WITHOUT WITH WOTAG
+declare -A WITHOUT=() WITH=() WOTAG=()
+nwo=0
 for s in "${scripts[@]}"; do
 	if grep -qE '192\.168\.|192\.0\.2\.|10\.0\.0\.|fd3d:' "$s"; then
 		continue
 	fi
 	for f in $PD_FAMS; do
-		WOTAG[$s:$f]=wo.${#WITHOUT[@]}
+		nwo=$((nwo + 1))
+		WOTAG[$s:$f]=wo.$nwo
 		WITHOUT[$s:$f]=$(run_one "$s" "$f" "${WOTAG[$s:$f]}")
 	done
 done
