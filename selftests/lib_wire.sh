@@ -78,33 +78,26 @@ wire_get()
 	jq -r "($1) // 0" "$WIRE_JSON"
 }
 
-check_wire_eq()
+# _check_wire EQ RANGE WHAT GOT JQ : GOT against the wire's JQ with the
+# checks EQ and RANGE (the module's, or any value's)
+_check_wire()
 {
-	local what=$1 got=$2 wire
+	local eq=$1 range=$2 what=$3 got=$4 wire
 
-	wire=$(wire_get "$3") || return 0
+	wire=$(wire_get "$5") || return 0
 	if [ "${WIRE_MISS:-0}" = 0 ]; then
-		check_mod_eq "$what == wire $3" "$got" "$wire"
+		"$eq" "$what == wire $5" "$got" "$wire"
 	else
-		check_mod_range "$what: wire $3 (trace $WIRE_MISS packets short)" \
+		"$range" "$what: wire $5 (trace $WIRE_MISS packets short)" \
 			"$got" "$wire" $((wire + WIRE_MISS))
 	fi
 }
+
+check_wire_eq() { _check_wire check_mod_eq check_mod_range "$@"; }
 
 # check_wire_raw WHAT GOT JQ : as check_wire_eq for a value that is not
 # the module's (the client's, a MIB's), checked with or without it
-check_wire_raw()
-{
-	local what=$1 got=$2 wire
-
-	wire=$(wire_get "$3") || return 0
-	if [ "${WIRE_MISS:-0}" = 0 ]; then
-		check_eq "$what == wire $3" "$got" "$wire"
-	else
-		check_range "$what: wire $3 (trace $WIRE_MISS packets short)" \
-			"$got" "$wire" $((wire + WIRE_MISS))
-	fi
-}
+check_wire_raw() { _check_wire check_eq check_range "$@"; }
 
 wire_dump()
 {
