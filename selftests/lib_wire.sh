@@ -17,6 +17,8 @@
 #                                          K packets short of what the
 #                                          filter took: wire <= GOT <= wire + K
 #   wire_dump [WHY]                        the trace, on failure or with WHY
+#   wire_explain KEY                       the packets the wire counted in
+#                                          KEY (each with the 3 before it)
 
 WIRE_PCAP=
 WIRE_JSON=
@@ -91,6 +93,29 @@ _check_wire()
 		"$range" "$what: wire $5 (trace $WIRE_MISS packets short)" \
 			"$got" "$wire" $((wire + WIRE_MISS))
 	fi
+	# which packets made the wire's count: a disagreement's first clue
+	if [[ "$got" =~ ^[0-9]+$ ]] && { [ "$got" -lt "$wire" ] ||
+	   [ "$got" -gt $((wire + ${WIRE_MISS:-0})) ]; }; then
+		wire_explain "${5##*.}"
+	fi
+}
+
+wire_explain()
+{
+	local key=$1 nums
+
+	[ -n "$WIRE_JSON" ] || return 0
+	nums=$(jq -r --arg k "$key" '(.explain[$k] // [])[:30] | map(tostring) | join(" ")' \
+		"$WIRE_JSON")
+	diag "wire: packets counted as $key (trace numbers, first 30): ${nums:-none}"
+	[ -n "$nums" ] || return 0
+	tcpdump -r "$WIRE_PCAP" -nn -ttttt 2>/dev/null |
+		awk -v want="$nums" 'BEGIN { n = split(want, w, " ")
+				for (i = 1; i <= n; i++) m[w[i]] = 1 }
+			{ l[NR] = $0 }
+			NR in m { for (i = NR - 3; i < NR; i++)
+					if (i > 0) printf "#      %5d   %s\n", i, l[i]
+				  printf "#    * %5d   %s\n", NR, $0 }' | head -n 160
 }
 
 check_wire_eq() { _check_wire check_mod_eq check_mod_range "$@"; }

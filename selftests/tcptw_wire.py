@@ -22,6 +22,8 @@
 #   peers       each count summed per client address ("ADDR" as the server
 #               sees it, the key of tcptw's peers rows)
 #   listeners   each count summed per server "ADDR PORT"
+#   explain     per count, the trace's packet numbers (1-based, as
+#               tcpdump -r prints them) each increment was made at
 #
 # The counts, per 4-tuple:
 #
@@ -82,6 +84,25 @@ COUNTS = ("syn", "syn_retrans", "synack", "synack_retrans", "conns",
           "fw2_ack_server", "fin_server_first", "fin_client_first")
 
 
+PACKET = 0          # the trace record being read (1-based)
+
+
+class Counts(dict):
+    """A flow's counts that remember the packet of each increment."""
+
+    def __init__(self, explain):
+        super().__init__(dict.fromkeys(COUNTS, 0))
+        self.explain = explain
+
+    def __setitem__(self, key, value):
+        for _ in range(value - self.get(key, 0)):
+            self.explain.setdefault(key, []).append(PACKET)
+        super().__setitem__(key, value)
+
+
+EXPLAIN = {}
+
+
 def addr_str(raw):
     fam = socket.AF_INET if len(raw) == 4 else socket.AF_INET6
     return socket.inet_ntop(fam, raw)
@@ -135,7 +156,7 @@ class Flow:
     def __init__(self, client, server):
         self.client = client
         self.server = server
-        self.c = dict.fromkeys(COUNTS, 0)
+        self.c = Counts(EXPLAIN)
         self.conns = []
         self.prev = None        # the connection before the current attempt
         self.attempt = None     # the current attempt (client's ISN)
@@ -280,7 +301,9 @@ class Flow:
             cur.fin_acked.add(other)
 
     def finish(self):
-        self.c["syn_tw_refused"] = self.c["syn_tw"] - self.c["syn_recycled"]
+        # a difference, not an event: no packet of its own
+        dict.__setitem__(self.c, "syn_tw_refused",
+                         self.c["syn_tw"] - self.c["syn_recycled"])
         if self.syn_open:
             self.c["syn_unanswered"] += 1
         # a handshake ACK the trace ends after: taken if the server sent
@@ -319,8 +342,10 @@ def main(argv):
             print(f"tcptw_wire: {path}: {e}", file=sys.stderr)
             return 1
         linktype = reader.datalink()
+        global PACKET
         try:
             for _, buf in reader:
+                PACKET += 1
                 try:
                     ip = l3_of(linktype, buf)
                 except (dpkt.UnpackError, IndexError):
@@ -350,12 +375,12 @@ def main(argv):
             pass        # a trace cut short by the capture's end
 
     out = {"packets": packets, "flows": [], "totals": dict.fromkeys(COUNTS, 0),
-           "peers": {}, "listeners": {}}
+           "peers": {}, "listeners": {}, "explain": EXPLAIN}
     for flow in flows.values():
         flow.finish()
         row = {"client": "%s %d" % flow.client,
                "server": "%s %d" % flow.server}
-        row.update(flow.c)
+        row.update(dict(flow.c))
         out["flows"].append(row)
         peer = out["peers"].setdefault(flow.client[0],
                                        dict.fromkeys(COUNTS, 0))
