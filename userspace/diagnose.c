@@ -28,6 +28,18 @@ static const char *const REMEDY_SEQ[] = {
 	NULL
 };
 
+static const char *const REMEDY_FW2[] = {
+	"This host closed first and the peer never closed its side: its",
+	"socket sits in CLOSE_WAIT (an application that does not close()",
+	"after the server's FIN) or vanished without a FIN, and a new",
+	"connection on the same ports (a NAT reusing its mapping, a client",
+	"with a fixed source port) meets this host's orphaned FIN_WAIT2",
+	"socket. Make the peer close its sockets (ss -tan state close-wait",
+	"there), and lower net.ipv4.tcp_fin_timeout (60 s by default) so",
+	"orphaned FIN_WAIT2 sockets end sooner.",
+	NULL
+};
+
 static const char *const REMEDY_PORTS[] = {
 	"Reuse connections: HTTP keep-alive, and for a proxy upstream",
 	"keepalive with at least as many idle connections as the",
@@ -370,6 +382,31 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
 	name_peers(f, in, "tw_syn_seq_rejected", false, "");
 	rfc1337_note(f, in);
+}
+
+/*
+ * SYNs refused by a TIME_WAIT socket still in the FIN_WAIT2 substate:
+ * the kernel counts them in no MIB (PAWS there is not PAWSTimewait), so
+ * only the module sees them; each costs its client a SYN retransmit or,
+ * in window, a RST.
+ */
+static void rule_fin_wait2(const struct diag_input *in, struct diag_result *r)
+{
+	uint64_t n = mod_delta(in, "TwSynFinWait2Rejected");
+	struct finding *f;
+
+	if (!n)
+		return;
+	f = add(r, "fin_wait2_syn",
+		"SYNs refused by FIN_WAIT2 sockets (the peer never closed its side)",
+		REMEDY_FW2);
+	if (!f)
+		return;
+	ev_delta(f, in, "TwSynFinWait2Rejected", n);
+	ev_delta(f, in, "TwRstSent", mod_delta(in, "TwRstSent"));
+	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
+	note(f, "these SYNs appear in no kernel MIB: a FIN_WAIT2 socket's PAWS");
+	more(f, "reject is not counted as PAWSTimewait");
 }
 
 /*
@@ -813,6 +850,7 @@ void diagnose_run(const struct diag_input *in, struct diag_result *r)
 		caveat(r, "%s", "tcptw.ko not loaded: only kernel MIBs were checked");
 	rule_paws(in, r);
 	rule_seq(in, r);
+	rule_fin_wait2(in, r);
 	rule_ports(in, r);
 	rule_tw_overflow(in, r);
 	rule_listen(in, r);

@@ -182,6 +182,20 @@ static void test_ts_off_seq(void **state)
 	run_free(run);
 }
 
+static void test_fin_wait2_syn(void **state)
+{
+	struct run *run = expect_only("fin_wait2_syn", "fin_wait2_syn");
+	const struct finding *f = &run->r.f[0];
+
+	(void)state;
+	assert_int_equal(ev(f, "TwSynFinWait2Rejected")->v, 30);
+	assert_int_equal(ev(f, "TwRstSent")->v, 4);
+	assert_int_equal(ev(f, "TcpExtTCPSynRetrans")->v, 26);
+	assert_non_null(strstr(f->remedy, "tcp_fin_timeout"));
+	assert_true(has_note(f, "no kernel MIB"));
+	run_free(run);
+}
+
 static void test_port_exhaustion(void **state)
 {
 	struct run *run = expect_only("port_exhaustion", "port_exhaustion");
@@ -436,7 +450,7 @@ static void test_findings_complete(void **state)
 	static const char *const all[] = {
 		"nat_paws", "ts_off_seq", "port_exhaustion", "tw_overflow",
 		"accept_queue", "conntrack_full", "conntrack_clash",
-		"nat_idle_reset",
+		"nat_idle_reset", "fin_wait2_syn",
 	};
 	size_t i;
 
@@ -600,6 +614,7 @@ int main(void)
 		cmocka_unit_test(test_nat_paws_ts_ports),
 		cmocka_unit_test(test_nat_paws_nomodule),
 		cmocka_unit_test(test_ts_off_seq),
+		cmocka_unit_test(test_fin_wait2_syn),
 		cmocka_unit_test(test_port_exhaustion),
 		cmocka_unit_test(test_tw_sides),
 		cmocka_unit_test(test_tw_overflow),
