@@ -24,7 +24,9 @@
 # counted as another TIME_WAIT refusal, TwAckSent == the bare ACKs. Control: the
 # client closes with a FIN, the server's socket is a full TIME_WAIT one
 # and recycles the SYN (connect() ok): TwSynFinWait2Rejected 0. Before
-# 0.4.0 these SYNs were counted nowhere. IPv4 and IPv6.
+# 0.4.0 these SYNs were counted nowhere. IPv4 and IPv6. `tcptw diagnose`
+# over the run names exactly [fin_wait2_syn] with the wire's SYN count as
+# its evidence, and nothing in the control.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -118,8 +120,22 @@ test_fw2()
 		return
 	fi
 	ns_snapshot "$srv" B s_
+	[ -x "$TCPTW_CLI" ] && save_baseline "$srv" "fw2_$fam"
 	fw2_run "fw2_${fam}_$how" "$src" "$dst" "$how"
 	ns_snapshot "$srv" A s_
+	if [ -x "$TCPTW_CLI" ]; then
+		diagnose "$srv" "fw2_$fam"
+		if [ "$how" = abort ]; then
+			check_str "diagnose names" \
+				"$(findings "$TMPDIR_T/fw2_$fam.diag.json")" fin_wait2_syn
+			check_eq "diagnose evidence TwSynFinWait2Rejected == the wire's refused SYNs" \
+				"$(evidence "$TMPDIR_T/fw2_$fam.diag.json" TwSynFinWait2Rejected)" \
+				"$SYNS"
+		else
+			check_str "diagnose names (control)" \
+				"$(findings "$TMPDIR_T/fw2_$fam.diag.json")" ""
+		fi
+	fi
 	check_str "first connect()" "$(jstr first)" ok
 	if [ "$how" = abort ]; then
 		check_str "second connect()" "$(jstr second)" timeout
