@@ -16,6 +16,9 @@
 #   check_wire_eq WHAT GOT JQ              GOT == the wire's value; a trace
 #                                          K packets short of what the
 #                                          filter took: wire <= GOT <= wire + K
+#   check_wire_upto WHAT GOT JQ JQ_MORE    wire <= GOT <= wire + the
+#                                          wire's JQ_MORE (packets that
+#                                          may or may not count) + K
 #   wire_dump [WHY]                        the trace, on failure or with WHY
 #   wire_explain KEY                       the packets the wire counted in
 #                                          KEY (each with the 3 before it)
@@ -119,6 +122,21 @@ wire_explain()
 }
 
 check_wire_eq() { _check_wire check_mod_eq check_mod_range "$@"; }
+
+check_wire_upto()
+{
+	local what=$1 got=$2 lo more
+
+	lo=$(wire_get "$3") || return 0
+	more=$(wire_get "$4") || return 0
+	check_mod_range "$what: wire $3 .. + $4${WIRE_MISS:+ + $WIRE_MISS missed}" \
+		"$got" "$lo" $((lo + more + ${WIRE_MISS:-0}))
+	if [[ "$got" =~ ^[0-9]+$ ]] && { [ "$got" -lt "$lo" ] ||
+	   [ "$got" -gt $((lo + more + ${WIRE_MISS:-0})) ]; }; then
+		wire_explain "${3##*.}"
+		wire_explain "${4##*.}"
+	fi
+}
 
 # check_wire_raw WHAT GOT JQ : as check_wire_eq for a value that is not
 # the module's (the client's, a MIB's), checked with or without it

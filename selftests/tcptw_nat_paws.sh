@@ -490,8 +490,14 @@ test_main()
 	check_wire_eq "srv peers $NAT_IP syn_paws_rejected delta" \
 		$((PEER_A - PEER_B)) ".peers[\"$NAT_IP\"].syn_tw_refused"
 	# every bare ACK srv's TIME_WAIT sockets sent (to refused SYNs, to
-	# retransmitted FINs), the rate limit's skips not among them
-	check_wire_eq "srv TwAckSent" "${D[srv_TwAckSent]}" .totals.tw_ack_server
+	# retransmitted FINs), the rate limit's skips not among them; plus
+	# those answering a client's FIN after srv's own FIN was acked
+	# apart, which the wire cannot tell from a full socket's: a
+	# FIN_WAIT2 orphan's or, when that ACK reached srv while close()
+	# still held the socket, the full socket's (7.2 under TCG: about
+	# one run in five)
+	check_wire_upto "srv TwAckSent" "${D[srv_TwAckSent]}" \
+		.totals.tw_ack_server .totals.fw2_fin_ack_server
 	check_wire_eq "srv TwKilledByRst" "${D[srv_TwKilledByRst]}" \
 		.totals.rst_client_tw
 	# (and == clients OutRsts but for the RSTs answering non-SYN rejects,

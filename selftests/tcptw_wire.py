@@ -62,10 +62,14 @@
 #   rst_server_syn                ...of the server's, those answering a SYN
 #   tw_ack_server, tw_ack_client  bare ACKs a side sent while its
 #                   connection on the tuple was in TIME_WAIT (it closed
-#                   first and both FINs were acknowledged); for the
-#                   server also its ACK of the client's FIN when its own
-#                   FIN had been acked apart (close() had made it a
-#                   TIME_WAIT socket in the FIN_WAIT2 substate)
+#                   first and both FINs were acknowledged)
+#   fw2_fin_ack_server  the server's ACK of the client's FIN when its own
+#                   FIN had been acked apart: sent by a TIME_WAIT socket
+#                   in the FIN_WAIT2 substate (an orphan's usual end) or,
+#                   when that ACK reached the socket while close() still
+#                   held it (tcp_rcv_state_process()'s "bad case": a
+#                   keepalive timer instead), by the full socket. The
+#                   packets are the same: an upper bound for the first
 #   fw2_ack_server  the server's bare ACKs answering SYNs in FIN_WAIT2
 #   fin_server_first, fin_client_first  connections each side closed first
 import json
@@ -81,7 +85,7 @@ COUNTS = ("syn", "syn_retrans", "synack", "synack_retrans", "conns",
           "syn_recycled", "syn_fw2", "syn_fw2_acked", "syn_client_tw",
           "syn_unanswered", "ack_ignored", "rst_client", "rst_client_tw",
           "rst_server", "rst_server_syn", "tw_ack_server", "tw_ack_client",
-          "fw2_ack_server", "fin_server_first", "fin_client_first")
+          "fw2_fin_ack_server", "fw2_ack_server", "fin_server_first", "fin_client_first")
 
 
 PACKET = 0          # the trace record being read (1-based)
@@ -274,15 +278,16 @@ class Flow:
             c["tw_ack_" + side] += 1
             return
         # the server closed first and its FIN was acked on its own: the
-        # socket, an orphan, is then a TIME_WAIT socket in the FIN_WAIT2
-        # substate, and that socket ACKs the client's FIN
+        # socket, an orphan, is then most often a TIME_WAIT socket in the
+        # FIN_WAIT2 substate, which ACKs the client's FIN (or still the
+        # full socket, if close() held it when the ACK came: see above)
         if side == "client" and flags & dpkt.tcp.TH_FIN and cur.fin_wait2():
             cur.fw2_fin = True
         elif side == "server" and cur.fw2_fin and plen == 0 and \
                 "client" in cur.fin and \
                 tcp.ack == (cur.fin["client"] + 1) & 0xffffffff:
             cur.fw2_fin = False
-            c["tw_ack_server"] += 1
+            c["fw2_fin_ack_server"] += 1
         if side == "client" and cur.isn_s is not None and \
                 not cur.established and flags & dpkt.tcp.TH_ACK and \
                 tcp.ack == (cur.isn_s + 1) & 0xffffffff:
