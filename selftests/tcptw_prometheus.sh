@@ -347,7 +347,7 @@ test_failure()
 		fi
 	done < <(prom_name <<<"$c0")
 	diag "$n counters compared, $bad differ"
-	check_eq "counters of /proc not equal in Prometheus" "$bad" 0
+	check_eq "counters of /proc whose series differ" "$bad" 0
 	check_gt "counters compared" "$n" 20
 	# the labels: the exporter's netns, node_exporter's job and instance
 	labels=$(prom_query "tcptw_tw_syn_paws_rejected_total{netns=\"$srv\"}" |
