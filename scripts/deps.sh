@@ -14,6 +14,8 @@ APT_PKGS=(
 	nginx-light wrk tcpdump python3-scapy python3-dpkt jq
 	# the seeds' own tools (selftests/tcptw_seed_*.sh) and make bench
 	apache2-utils php8.2-fpm bpftrace ipvsadm
+	# the fleet view end to end (selftests/tcptw_prometheus.sh)
+	prometheus prometheus-node-exporter curl
 	# module build (kbuild host tools, BTF for 6.12, sparse)
 	gcc make bc bison flex libelf-dev libssl-dev pkg-config pahole sparse
 	clang libclang-rt-14-dev xz-utils

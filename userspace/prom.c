@@ -2,6 +2,7 @@
 /* Copyright (C) 2026 The tcptw authors. */
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "output.h"
 #include "proc.h"
 #include "prom.h"
+#include "prom_bound.h"
 
 struct sample {
 	char family[96];
@@ -23,6 +25,7 @@ struct prom {
 	struct sample *v;
 	size_t n, cap;
 	char netns[128];
+	struct prom_range range;	/* the netns's ephemeral ports */
 	int err;
 };
 
@@ -234,48 +237,58 @@ static void mib_counters(struct prom *p, const struct ctrset *c)
 	}
 }
 
+/*
+ * Per remote endpoint and per listener, bounded (prom_bound.h): a peer's
+ * port label only for a service port (or 0, a server-side row: every
+ * source port of that address), rows that then share labels summed, and
+ * the PROM_TABLE_MAX rows that counted most. A listener's port is the
+ * port it listens on: always a label.
+ */
+static void table_rows(struct prom *p, const struct table *in, bool peers)
+{
+	char fam[96], lab[200], esc[96], port[32];
+	struct table t;
+	uint64_t pv;
+	size_t r, c;
+	bool gauge;
+
+	if (prom_table_bound(in, &p->range, !peers, PROM_TABLE_MAX, &t)) {
+		p->err = -ENOMEM;
+		return;
+	}
+	for (r = 0; r < t.nrows; r++) {
+		prom_escape(esc, sizeof(esc), t.rows[r].key);
+		pv = table_get(&t, r, "port");
+		port[0] = '\0';
+		if (pv != TBL_NONE)
+			snprintf(port, sizeof(port), ",port=\"%llu\"",
+				 (unsigned long long)pv);
+		snprintf(lab, sizeof(lab), "%s=\"%s\"%s",
+			 peers ? "peer" : "addr", esc, port);
+		for (c = 1; c < t.ncols; c++) {
+			if (!strcmp(t.cols[c], "port") ||
+			    !strncmp(t.cols[c], "last_", 5) ||
+			    t.rows[r].v[c] == TBL_NONE)
+				continue;
+			gauge = !peers && strstr(t.cols[c], "backlog");
+			snprintf(fam, sizeof(fam), "tcptw_%s_%s%s",
+				 peers ? "peer" : "listener", t.cols[c],
+				 gauge ? "" : "_total");
+			addu(p, fam, gauge ? "gauge" : "counter",
+			     peers ? "per remote endpoint (peers)" :
+				     "per listening socket (listeners)",
+			     t.rows[r].v[c], lab);
+		}
+	}
+	table_free(&t);
+}
+
 static void tables(struct prom *p, const struct snapshot *s)
 {
-	char fam[96], lab[200], esc[96];
-	size_t r, c;
-
-	for (r = 0; !s->peers_err && r < s->peers.nrows; r++) {
-		const struct table *t = &s->peers;
-
-		prom_escape(esc, sizeof(esc), t->rows[r].key);
-		snprintf(lab, sizeof(lab), "peer=\"%s\",port=\"%llu\"",
-			 esc, (unsigned long long)table_get(t, r, "port"));
-		for (c = 1; c < t->ncols; c++) {
-			if (!strcmp(t->cols[c], "port") ||
-			    !strncmp(t->cols[c], "last_", 5) ||
-			    t->rows[r].v[c] == TBL_NONE)
-				continue;
-			snprintf(fam, sizeof(fam), "tcptw_peer_%s_total",
-				 t->cols[c]);
-			addu(p, fam, "counter", "per remote endpoint (peers)",
-			     t->rows[r].v[c], lab);
-		}
-	}
-	for (r = 0; !s->listeners_err && r < s->listeners.nrows; r++) {
-		const struct table *t = &s->listeners;
-		bool gauge;
-
-		prom_escape(esc, sizeof(esc), t->rows[r].key);
-		snprintf(lab, sizeof(lab), "addr=\"%s\",port=\"%llu\"",
-			 esc, (unsigned long long)table_get(t, r, "port"));
-		for (c = 1; c < t->ncols; c++) {
-			if (!strcmp(t->cols[c], "port") ||
-			    !strncmp(t->cols[c], "last_", 5) ||
-			    t->rows[r].v[c] == TBL_NONE)
-				continue;
-			gauge = strstr(t->cols[c], "backlog");
-			snprintf(fam, sizeof(fam), "tcptw_listener_%s%s",
-				 t->cols[c], gauge ? "" : "_total");
-			addu(p, fam, gauge ? "gauge" : "counter",
-			     "per listening socket (listeners)",
-			     t->rows[r].v[c], lab);
-		}
-	}
+	if (!s->peers_err)
+		table_rows(p, &s->peers, true);
+	if (!s->listeners_err)
+		table_rows(p, &s->listeners, false);
 }
 
 /*
@@ -330,14 +343,17 @@ static void age_hist(struct prom *p, const struct table *t)
 /*
  * Per destination only where this host is the client, bounded and
  * stable: the destinations that hold at least PROM_DEST_MIN_SHARE of the
- * ephemeral range, the PROM_DEST_MAX that hold most. A server's peers
- * reach it on its service port, hold none of its range and never show.
+ * ephemeral range, the PROM_DEST_MAX that hold most. A destination's port
+ * is in its label only when it is a service port (prom_bound.h): the
+ * sockets to one address on ports of the ephemeral range count as one
+ * destination. A server's peers reach it on its service port, hold none
+ * of its range and never show.
  */
 static void census(struct prom *p, const struct census *c)
 {
-	const struct census_ep *top[PROM_DEST_MAX];
+	size_t i, n = 0, size = 0;
 	char lab[128], esc[64], val[32];
-	size_t i, n;
+	struct prom_ep *v;
 	int st;
 
 	/* the states the dump asks for; "other" is never counted */
@@ -347,19 +363,37 @@ static void census(struct prom *p, const struct census *c)
 		addu(p, "tcptw_sockets", "gauge",
 		     "TCP sockets by state (sock_diag)", c->total[st], lab);
 	}
-	n = census_top_ephemeral(c, top, PROM_DEST_MAX, PROM_DEST_MIN_SHARE);
+	if (c->port_hi && c->port_hi >= c->port_lo)
+		size = c->port_hi - c->port_lo + 1;
+	if (!size || !c->nremote)
+		return;
+	v = malloc(c->nremote * sizeof(*v));
+	if (!v) {
+		p->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < c->nremote; i++) {
+		if (!c->remote[i].ephemeral)
+			continue;
+		prom_endpoint(lab, sizeof(lab), c->remote[i].addr,
+			      c->remote[i].port, &p->range);
+		prom_escape(esc, sizeof(esc), lab);
+		snprintf(v[n].label, sizeof(v[n].label),
+			 "destination=\"%s\"", esc);
+		v[n++].n = c->remote[i].ephemeral;
+	}
+	n = prom_ep_top(v, n, PROM_DEST_MAX,
+			(uint64_t)ceil(PROM_DEST_MIN_SHARE * size));
 	for (i = 0; i < n; i++) {
-		prom_escape(esc, sizeof(esc), top[i]->addr);
-		snprintf(lab, sizeof(lab), "destination=\"%s:%u\"", esc,
-			 top[i]->port);
 		addu(p, "tcptw_ephemeral_ports_in_use", "gauge",
 		     "local ports of the ephemeral range held toward a destination",
-		     top[i]->ephemeral, lab);
-		snprintf(val, sizeof(val), "%.6f", census_share(c, top[i]));
+		     v[i].n, v[i].label);
+		snprintf(val, sizeof(val), "%.6f", (double)v[i].n / size);
 		add(p, "tcptw_ephemeral_port_share", NULL, "gauge",
 		    "share of the ephemeral range held toward a destination",
-		    val, "%s", lab);
+		    val, "%s", v[i].label);
 	}
+	free(v);
 }
 
 /*
@@ -371,30 +405,51 @@ static void census(struct prom *p, const struct census *c)
  */
 static void ct_endpoints(struct prom *p, const struct ct_census *c, bool dst)
 {
-	const struct ctc_slot *top[PROM_DEST_MAX];
-	char lab[160], ep[64], esc[80];
+	const struct ctc_top *t = dst ? &c->dst : &c->src;
+	char ep[64], esc[80];
+	struct ctc_key k;
+	struct prom_ep *v;
 	const char *pn;
-	size_t i, n;
+	size_t i, n = 0;
 
-	n = ct_census_top(dst ? &c->dst : &c->src, top, PROM_DEST_MAX);
-	for (i = 0; i < n && top[i]->n >= PROM_DEST_MIN_SHARE * c->total; i++) {
-		ctc_key_str(&top[i]->k, ep, sizeof(ep));
+	if (!t->slot || !t->used)
+		return;
+	v = malloc(CTC_TOP_SLOTS * sizeof(*v));
+	if (!v) {
+		p->err = -ENOMEM;
+		return;
+	}
+	for (i = 0; i < CTC_TOP_SLOTS; i++) {
+		if (!t->slot[i].n)
+			continue;
+		k = t->slot[i].k;
+		if (!prom_service_port(&p->range, k.port))
+			k.port = 0;	/* the address alone */
+		ctc_key_str(&k, ep, sizeof(ep));
 		prom_escape(esc, sizeof(esc), ep);
-		if (dst) {
-			pn = ct_proto_name(top[i]->k.proto);
-			snprintf(lab, sizeof(lab),
+		pn = ct_proto_name(k.proto);
+		if (dst)
+			snprintf(v[n].label, sizeof(v[n].label),
 				 "protocol=\"%s\",destination=\"%s\"",
 				 pn ? pn : "other", esc);
+		else
+			snprintf(v[n].label, sizeof(v[n].label),
+				 "source=\"%s\"", esc);
+		v[n++].n = t->slot[i].n;
+	}
+	n = prom_ep_top(v, n, PROM_DEST_MAX,
+			(uint64_t)ceil(PROM_DEST_MIN_SHARE * c->total));
+	for (i = 0; i < n; i++) {
+		if (dst)
 			addu(p, "tcptw_nf_conntrack_destination_entries", "gauge",
 			     "conntrack entries toward a destination (the most held)",
-			     top[i]->n, lab);
-		} else {
-			snprintf(lab, sizeof(lab), "source=\"%s\"", esc);
+			     v[i].n, v[i].label);
+		else
 			addu(p, "tcptw_nf_conntrack_source_entries", "gauge",
 			     "conntrack entries from a source address (the most held)",
-			     top[i]->n, lab);
-		}
+			     v[i].n, v[i].label);
 	}
+	free(v);
 }
 
 static void ct_census(struct prom *p, const struct ct_census *c)
@@ -515,6 +570,9 @@ int prom_add(struct prom *p, const struct snapshot *s, const char *netns)
 	int id;
 
 	prom_escape(p->netns, sizeof(p->netns), netns);
+	/* the kernel's default range where the sysctl cannot be read */
+	p->range.lo = sysctl_get(&s->sys, SC_PORT_RANGE_LO, 32768);
+	p->range.hi = sysctl_get(&s->sys, SC_PORT_RANGE_HI, 60999);
 	addu(p, "tcptw_module_loaded", "gauge",
 	     "1 if tcptw.ko is loaded (its /proc/net/tcptw exists in this netns)",
 	     s->module, NULL);
