@@ -5,6 +5,7 @@
  * it ran and diagnose exactly that window. The benchmark run is the unit.
  */
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -13,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +23,7 @@
 #include "util.h"
 #include "counters.h"
 #include "netns.h"
+#include "run_sig.h"
 
 /* peers and listeners rows shown per netns */
 #define RUN_TOP_ROWS 5
@@ -43,30 +47,10 @@ struct run {
 	pid_t pid;
 	double start, start_mono, secs;
 	int status;		/* waitpid()'s */
-	bool interrupted;
+	struct run_sig sig;
+	FILE *out;		/* -o FILE, opened before CMD runs; or NULL */
 	bool status_shown;	/* the status line is on the terminal */
 };
-
-/*
- * Signals reach the handler only inside ppoll() (blocked elsewhere), so
- * the loop sees each one right after it arrived.
- */
-static atomic_int got_sig, got_sig_user;
-
-static void on_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)uc;
-	if (sig == SIGCHLD)
-		return;
-	got_sig = sig;
-	/*
-	 * Sent by kill() (si_code <= 0), not typed at the terminal: the
-	 * terminal's Ctrl-C reaches CMD by itself, in the same process
-	 * group; a kill of tcptw alone must be passed on.
-	 */
-	if (si->si_code <= 0)
-		got_sig_user = 1;
-}
 
 static int target_add(struct run *r, int fd, const char *name)
 {
@@ -82,6 +66,14 @@ static int target_add(struct run *r, int fd, const char *name)
 	snprintf(r->t[r->n].name, sizeof(r->t[0].name), "%s", name);
 	r->n++;
 	return 0;
+}
+
+/* What an EPERM or EACCES on another netns means, for the message. */
+static const char *need_root(int err)
+{
+	if (err != -EPERM && err != -EACCES)
+		return "";
+	return " (another netns needs CAP_SYS_ADMIN: run as root, or without -N, --pid, -A)";
 }
 
 /* Every netns asked for, held open; an error message and 1 if one isn't. */
@@ -110,8 +102,8 @@ static int targets_open(const struct opts *opt, struct run *r)
 	for (i = 0; i < (size_t)opt->n_netns; i++) {
 		fd = netns_open_name(opt->netns_v[i]);
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "setns /run/netns/%s",
-				 opt->netns_v[i]);
+			snprintf(what, sizeof(what), "setns /run/netns/%s%s",
+				 opt->netns_v[i], need_root(fd));
 			return fail(what, fd);
 		}
 		if (target_add(r, fd, opt->netns_v[i]))
@@ -120,8 +112,8 @@ static int targets_open(const struct opts *opt, struct run *r)
 	if (opt->pid) {
 		fd = netns_open_pid(opt->pid);
 		if (fd < 0) {
-			snprintf(what, sizeof(what), "setns /proc/%d/ns/net",
-				 (int)opt->pid);
+			snprintf(what, sizeof(what), "setns /proc/%d/ns/net%s",
+				 (int)opt->pid, need_root(fd));
 			return fail(what, fd);
 		}
 		snprintf(what, sizeof(what), "pid:%d", (int)opt->pid);
@@ -136,13 +128,33 @@ static int targets_open(const struct opts *opt, struct run *r)
 	return 0;
 }
 
+/*
+ * Into @fd's netns, unless tcptw is in it already: its own netns needs
+ * no setns(), nor the privilege setns() needs.
+ */
+static int enter_ns(int fd)
+{
+	struct stat a, b;
+
+	if (!fstat(fd, &a) && !stat("/proc/self/ns/net", &b) &&
+	    a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return 0;
+	return netns_enter_fd(fd);
+}
+
 static int target_enter(const struct target *t)
 {
-	int err = netns_enter_fd(t->fd);
+	int err = enter_ns(t->fd);
+	char ino[64] = "";
+	struct stat st;
 
-	if (err)
-		fprintf(stderr, "tcptw: setns %s: %s\n", *t->label ? t->label :
-			t->name, strerror(-err));
+	if (!err)
+		return 0;
+	if (!*t->label && !*t->name && !fstat(t->fd, &st))
+		snprintf(ino, sizeof(ino), "net:[%llu]",
+			 (unsigned long long)st.st_ino);
+	fprintf(stderr, "tcptw: setns %s%s: %s\n", *t->label ? t->label :
+		*t->name ? t->name : ino, need_root(err), strerror(-err));
 	return err;
 }
 
@@ -205,18 +217,49 @@ static void rates_add(struct rates *rt, const struct snapshot *a,
 		rt->overflows += d / dt;
 }
 
+/*
+ * The status line, rewritten in place, cut to the terminal's width
+ * (TIOCGWINSZ, read at each tick: a resize is followed).
+ */
+static void status_line(struct run *r, const struct rates *rt)
+{
+	struct winsize ws;
+	char line[256], ports[32], tw[32];
+	int cols = 80;
+
+	if (!ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) && ws.ws_col)
+		cols = ws.ws_col;
+	if (rt->have_ports)
+		snprintf(ports, sizeof(ports), "%.1f", rt->ports);
+	else
+		snprintf(ports, sizeof(ports), "-");
+	if (rt->have_tw)
+		snprintf(tw, sizeof(tw), "%llu", (unsigned long long)rt->tw);
+	else
+		snprintf(tw, sizeof(tw), "-");
+	snprintf(line, sizeof(line),
+		 "tcptw: %.0fs PAWS/s %.1f EADDRNOTAVAIL/s %s overflows/s %.1f TIME_WAIT %s",
+		 snapshot_clock(CLOCK_MONOTONIC) - r->start_mono, rt->paws,
+		 ports, rt->overflows, tw);
+	/* the last column left free: a full line would wrap on some */
+	if (cols - 1 < (int)sizeof(line))
+		line[cols > 1 ? cols - 1 : 0] = '\0';
+	fprintf(stderr, "\r\033[K%s", line);
+	fflush(stderr);
+	r->status_shown = true;
+}
+
 /* One sample of every netns: the TIME_WAIT peak, the status line. */
 static void tick(struct run *r, bool tty)
 {
 	struct rates rt = { 0 };
 	struct snapshot cur;
-	char ports[32];
 	size_t i;
 
 	for (i = 0; i < r->n; i++) {
 		struct target *t = &r->t[i];
 
-		if (!t->have_base || netns_enter_fd(t->fd))
+		if (!t->have_base || enter_ns(t->fd))
 			continue;
 		snapshot_take(&cur, SNAP_CENSUS);
 		track_tw(t, &cur);
@@ -231,28 +274,12 @@ static void tick(struct run *r, bool tty)
 		t->last = cur;
 		t->have_last = true;
 	}
-	if (!tty)
-		return;
-	if (rt.have_ports)
-		snprintf(ports, sizeof(ports), "%.1f", rt.ports);
-	else
-		snprintf(ports, sizeof(ports), "-");
-	/* one line, rewritten in place */
-	fprintf(stderr, "\r\033[Ktcptw run: %.1f s  PAWS-rejected SYNs/s %.1f",
-		snapshot_clock(CLOCK_MONOTONIC) - r->start_mono, rt.paws);
-	fprintf(stderr, "  EADDRNOTAVAIL/s %s  overflows/s %.1f  TIME_WAIT ",
-		ports, rt.overflows);
-	if (rt.have_tw)
-		fprintf(stderr, "%llu", (unsigned long long)rt.tw);
-	else
-		fputs("-", stderr);
-	fflush(stderr);
-	r->status_shown = true;
+	if (tty)
+		status_line(r, &rt);
 }
 
 /* Run CMD in tcptw's own netns; -errno, or the error exec() gave. */
-static int spawn(const struct opts *opt, struct run *r,
-		 const sigset_t *orig)
+static int spawn(const struct opts *opt, struct run *r)
 {
 	int pfd[2], err = 0;
 	ssize_t n;
@@ -269,13 +296,7 @@ static int spawn(const struct opts *opt, struct run *r,
 		return err;
 	}
 	if (!r->pid) {
-		struct sigaction dfl = { .sa_handler = SIG_DFL };
-
-		sigemptyset(&dfl.sa_mask);
-		sigaction(SIGINT, &dfl, NULL);
-		sigaction(SIGTERM, &dfl, NULL);
-		sigaction(SIGCHLD, &dfl, NULL);
-		sigprocmask(SIG_SETMASK, orig, NULL);
+		run_sig_child(&r->sig);
 		close(pfd[0]);
 		execvp(opt->cmd_argv[0], opt->cmd_argv);
 		/* the pipe closes on a successful exec: tell the parent why */
@@ -293,14 +314,32 @@ static int spawn(const struct opts *opt, struct run *r,
 		waitpid(r->pid, &r->status, 0);
 		return err;
 	}
+	run_sig_started(&r->sig, r->pid);
 	return 0;
 }
 
-/* Until CMD ends: ticks on a fixed grid, signals passed on. */
-static void wait_cmd(const struct opts *opt, struct run *r,
-		     const sigset_t *waitmask)
+/*
+ * The status line only where CMD's lines cannot land on it: on a terminal
+ * that is not CMD's stdout. tcptw does not see CMD's output (it passes
+ * through untouched), so it cannot clear the line before each of CMD's;
+ * a line CMD writes to the same terminal would be glued to it.
+ */
+static bool status_wanted(void)
 {
-	bool tty = isatty(STDERR_FILENO);
+	struct stat o, e;
+
+	if (!isatty(STDERR_FILENO))
+		return false;
+	if (!isatty(STDOUT_FILENO))
+		return true;
+	return !fstat(STDOUT_FILENO, &o) && !fstat(STDERR_FILENO, &e) &&
+	       o.st_rdev != e.st_rdev;
+}
+
+/* Until CMD ends: ticks on a fixed grid, signals passed on. */
+static void wait_cmd(const struct opts *opt, struct run *r)
+{
+	bool tty = status_wanted();
 	double next = r->start_mono, now, left;
 	struct timespec ts;
 	pid_t w;
@@ -310,13 +349,7 @@ static void wait_cmd(const struct opts *opt, struct run *r,
 		w = waitpid(r->pid, &r->status, WNOHANG);
 		if (w == r->pid || (w < 0 && errno != EINTR))
 			break;
-		if (got_sig) {
-			if (got_sig_user)
-				kill(r->pid, got_sig);
-			r->interrupted = true;
-			got_sig = 0;
-			got_sig_user = 0;
-		}
+		run_sig_dispatch(&r->sig);
 		now = snapshot_clock(CLOCK_MONOTONIC);
 		if (now >= next) {
 			tick(r, tty);
@@ -327,8 +360,8 @@ static void wait_cmd(const struct opts *opt, struct run *r,
 		left = next - now;
 		ts.tv_sec = (time_t)left;
 		ts.tv_nsec = (long)((left - (time_t)left) * 1e9);
-		/* SIGCHLD, SIGINT or SIGTERM end the wait at once */
-		ppoll(NULL, 0, &ts, waitmask);
+		/* SIGCHLD, SIGINT, SIGTERM or SIGHUP end the wait at once */
+		ppoll(NULL, 0, &ts, &r->sig.waitmask);
 	}
 	if (r->status_shown) {
 		fputs("\r\033[K", stderr);
@@ -512,8 +545,31 @@ out:
 	return err;
 }
 
-/* The report of every netns; EXIT_RUNTIME if one could not be read. */
-static int report(const struct opts *opt, struct run *r, bool *found)
+/* @arg as a shell reads it back: as is if safe, else in single quotes. */
+static void shell_quoted(struct out *o, const char *arg)
+{
+	const char *p;
+
+	for (p = arg; *p; p++)
+		if (!isalnum((unsigned char)*p) && !strchr("_@%+=:,./-", *p))
+			break;
+	if (*arg && !*p) {
+		out_text(o, " %s", arg);
+		return;
+	}
+	out_text(o, " '");
+	for (p = arg; *p; p++) {
+		if (*p == '\'')
+			out_text(o, "'\\''");
+		else
+			out_text(o, "%c", *p);
+	}
+	out_text(o, "'");
+}
+
+/* The report of every netns into @f; EXIT_RUNTIME if one could not be read. */
+static int report(const struct opts *opt, struct run *r, FILE *f,
+		  bool *found)
 {
 	int code = -1, sig = 0, rc = EXIT_OK;
 	struct out o;
@@ -523,13 +579,15 @@ static int report(const struct opts *opt, struct run *r, bool *found)
 		code = WEXITSTATUS(r->status);
 	else if (WIFSIGNALED(r->status))
 		sig = WTERMSIG(r->status);
-	out_init(&o, stdout, opt->json);
+	out_init(&o, f, opt->json);
 	o.pretty = opt->pretty;
 	out_obj_open(&o, NULL);
 	out_text(&o, "tcptw run:");
 	out_arr_open(&o, "command");
-	for (i = 0; i < (size_t)opt->cmd_argc; i++)
-		out_str(&o, NULL, " %s", opt->cmd_argv[i]);
+	for (i = 0; i < (size_t)opt->cmd_argc; i++) {
+		out_str(&o, NULL, NULL, opt->cmd_argv[i]);
+		shell_quoted(&o, opt->cmd_argv[i]);
+	}
 	out_arr_close(&o);
 	out_double(&o, "start", NULL, r->start);
 	if (sig) {
@@ -542,8 +600,8 @@ static int report(const struct opts *opt, struct run *r, bool *found)
 	}
 	out_double(&o, "duration", NULL, r->secs);
 	out_text(&o, " after %.1f s%s\n", r->secs,
-		 r->interrupted ? " (interrupted)" : "");
-	out_bool(&o, "interrupted", NULL, r->interrupted);
+		 r->sig.interrupted ? " (interrupted)" : "");
+	out_bool(&o, "interrupted", NULL, r->sig.interrupted);
 	out_arr_open(&o, "namespaces");
 	for (i = 0; i < r->n; i++)
 		if (report_target(&o, r, &r->t[i], found))
@@ -553,11 +611,48 @@ static int report(const struct opts *opt, struct run *r, bool *found)
 	return rc;
 }
 
+/*
+ * The report, written whole once it is complete: on stderr, as perf
+ * stat's and time's (stdout is CMD's), or to -o FILE. -j: one JSON
+ * object, never part of one.
+ */
+static int report_write(const struct opts *opt, struct run *r, bool *found)
+{
+	FILE *dst = r->out ? r->out : stderr;
+	size_t len = 0;
+	char *buf = NULL;
+	FILE *mem;
+	int rc;
+
+	mem = open_memstream(&buf, &len);
+	if (!mem)
+		return fail("run", errno);
+	rc = report(opt, r, mem, found);
+	if (fclose(mem)) {
+		free(buf);
+		return fail("run", errno);
+	}
+	errno = 0;
+	if (fwrite(buf, 1, len, dst) != len || fflush(dst) || ferror(dst)) {
+		free(buf);
+		return fail(opt->output ? opt->output : "write to stderr",
+			    errno ? errno : EIO);
+	}
+	free(buf);
+	if (r->out) {
+		r->out = NULL;
+		if (fclose(dst))
+			return fail(opt->output, errno);
+	}
+	return rc;
+}
+
 static void run_fini(struct run *r)
 {
 	size_t i;
 
-	if (r->self >= 0 && netns_enter_fd(r->self))
+	run_sig_fini(&r->sig);
+	if (r->self >= 0 && enter_ns(r->self))
 		fprintf(stderr, "tcptw: setns back: %s\n", strerror(errno));
 	for (i = 0; i < r->n; i++) {
 		if (r->t[i].have_base)
@@ -569,18 +664,23 @@ static void run_fini(struct run *r)
 	free(r->t);
 	if (r->self >= 0)
 		close(r->self);
+	if (r->out)
+		fclose(r->out);
 }
 
 int cmd_run(const struct opts *opt)
 {
-	struct sigaction sa = { .sa_sigaction = on_signal,
-				.sa_flags = SA_SIGINFO };
 	struct run r = { .self = -1 };
-	sigset_t block, orig, waitmask;
 	bool found = false;
 	int rc, err;
 	size_t i;
 
+	/* -o FILE: a path that cannot be written fails before CMD runs */
+	if (opt->output) {
+		r.out = fopen(opt->output, "we");
+		if (!r.out)
+			return fail(opt->output, errno);
+	}
 	rc = targets_open(opt, &r);
 	if (rc)
 		goto out;
@@ -603,27 +703,19 @@ int cmd_run(const struct opts *opt)
 		}
 		track_tw(t, &t->base);
 	}
-	if (netns_enter_fd(r.self)) {
+	if (enter_ns(r.self)) {
 		rc = fail("setns back", errno);
 		goto out;
 	}
-	sigemptyset(&block);
-	sigaddset(&block, SIGINT);
-	sigaddset(&block, SIGTERM);
-	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &orig);
-	waitmask = orig;
-	sigdelset(&waitmask, SIGINT);
-	sigdelset(&waitmask, SIGTERM);
-	sigdelset(&waitmask, SIGCHLD);
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGCHLD, &sa, NULL);
+	err = run_sig_init(&r.sig);
+	if (err) {
+		rc = fail("signals", err);
+		goto out;
+	}
 
 	r.start = snapshot_clock(CLOCK_REALTIME);
 	r.start_mono = snapshot_clock(CLOCK_MONOTONIC);
-	err = spawn(opt, &r, &orig);
+	err = spawn(opt, &r);
 	if (err) {
 		char what[300];
 
@@ -633,16 +725,25 @@ int cmd_run(const struct opts *opt)
 		rc = err == ENOENT ? 127 : 126;
 		goto out;
 	}
-	wait_cmd(opt, &r, &waitmask);
+	wait_cmd(opt, &r);
+	run_sig_fini(&r.sig);
 	r.secs = snapshot_clock(CLOCK_MONOTONIC) - r.start_mono;
-	rc = report(opt, &r, &found);
+	rc = report_write(opt, &r, &found);
 	if (WIFEXITED(r.status) && (WEXITSTATUS(r.status) || rc == EXIT_OK))
 		rc = WEXITSTATUS(r.status);
 	else if (WIFSIGNALED(r.status))
 		rc = 128 + WTERMSIG(r.status);
-	if (opt->fail_on_diagnosis && found)
+	if (opt->fail_on_diagnosis && found && !WIFSIGNALED(r.status))
 		rc = EXIT_FOUND;
 out:
 	run_fini(&r);
+	/*
+	 * CMD killed by a signal: tcptw dies of it too, once the report is
+	 * out, as perf stat does. A shell loop around tcptw run then stops
+	 * at Ctrl-C, as it would around CMD alone (bash ends a loop when its
+	 * child died of SIGINT, not when it exited 130).
+	 */
+	if (rc > 128 && WIFSIGNALED(r.status))
+		run_sig_die_as(r.status);
 	return rc;
 }
