@@ -371,6 +371,49 @@ static void test_diagnose_exit_codes(void **state)
 	unlink("tests/tcptw-cli.base");
 }
 
+/*
+ * A baseline that is not one: a clear error, exit 1, nothing compared;
+ * the errno of what failed (a directory, a full disk); valgrind clean.
+ */
+static void test_baseline_errors(void **state)
+{
+	static const char *const bad[] = {
+		"#ts 1\n", "xx #ts 1700000000\nmib.X 1\n", "#ts nan\nmib.X 1\n",
+		"-1\n", "#ts 1700000000\n",
+	};
+	bool vg = system("valgrind --version >/dev/null 2>&1") == 0;
+	char line[1024];
+	struct result r;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fopen("tests/tcptw-cli.base", "w");
+		assert_non_null(f);
+		fputs(bad[i], f);
+		fclose(f);
+		snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 %s"
+			 "./tcptw diagnose -b tests/tcptw-cli.base", fixtures(),
+			 vg ? "valgrind -q --error-exitcode=9 --leak-check=full " : "");
+		r = sh(line);
+		assert_int_equal(r.rc, 1);
+		assert_string_equal(r.out, "");
+		assert_non_null(strstr(r.err, "tcptw: tests/tcptw-cli.base: not a "
+				       "tcptw baseline file: "));
+		done(&r);
+	}
+	unlink("tests/tcptw-cli.base");
+	r = run("healthy/t1", "diagnose -b tests");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: tests: Is a directory\n");
+	done(&r);
+	r = run("healthy/t1", "diagnose -S /dev/full");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: /dev/full: No space left on device\n");
+	done(&r);
+}
+
 static void test_watch(void **state)
 {
 	struct result r = run("healthy/t1", "watch -i 0.05 -c 3 -j");
@@ -826,6 +869,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_stat_module),
 		cmocka_unit_test(test_stat_probes_missed),
 		cmocka_unit_test(test_diagnose_exit_codes),
+		cmocka_unit_test(test_baseline_errors),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_host),
