@@ -825,6 +825,45 @@ static void test_run_signal(void **state)
 }
 
 /*
+ * The status line, on a terminal (script(1) gives one, 40 columns): cut
+ * to its width, and only where CMD's stdout is not that terminal.
+ */
+static void test_run_status_line(void **state)
+{
+	char line[512], *p, *q;
+	struct result r;
+
+	(void)state;
+	if (system("script --version >/dev/null 2>&1")) {
+		print_message("# skip: no script(1)\n");
+		return;
+	}
+	snprintf(line, sizeof(line), "script -qec 'stty cols 40; "
+		 "TCPTW_PROC_ROOT=%s/healthy/t1 ./tcptw run -i 0.05 -- sleep 0.5 "
+		 ">/dev/null' /dev/null", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	p = strstr(r.out, "\r\033[Ktcptw: ");
+	assert_non_null(p);
+	for (; p; p = q) {
+		p += 4;
+		q = strstr(p, "\r\033[K");
+		/* a status line; not the report after the last clear */
+		if (strncmp(p, "tcptw: ", 7) || p[7] < '0' || p[7] > '9')
+			continue;
+		assert_true((q ? (size_t)(q - p) : strcspn(p, "\r\n")) <= 39);
+	}
+	done(&r);
+	/* CMD's stdout on the same terminal: no status line to glue to */
+	snprintf(line, sizeof(line), "script -qec 'TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -i 0.05 -- sleep 0.5' /dev/null", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "\033[K"));
+	done(&r);
+}
+
+/*
  * A signal tcptw inherited ignored stays so, for tcptw and CMD: a
  * background job of sh (SIGINT ignored) is not stopped by it.
  */
@@ -880,6 +919,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_run_signal),
 		cmocka_unit_test(test_run_sigint),
 		cmocka_unit_test(test_run_sig_ign),
+		cmocka_unit_test(test_run_status_line),
 	};
 
 	if (argc == 3 && !strcmp(argv[1], "sigcount"))
