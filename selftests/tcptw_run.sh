@@ -16,6 +16,8 @@
 #    (7) kept even with --fail-on-diagnosis.
 # 3. SIGTERM to tcptw alone reaches CMD (exit 143) and the report is
 #    still printed, marked interrupted.
+# 5. As nobody, in a netns of its own: CMD runs, its output on stdout,
+#    the report on stderr, exit 0 (no setns() into its own netns).
 # 4. `tcptw conntrack -j` in ct after 20 loopback connections: its counts
 #    by TCP state == `conntrack -L`'s; with nf_conntrack_max at the count,
 #    diagnose names conntrack_full with the TIME_WAIT entries and the
@@ -52,10 +54,13 @@ test_overflow()
 	out=$TMPDIR_T/ovf.json
 	m0=$(mib "$srv" TcpExtListenOverflows)
 	# CMD's stdout is its own: the burst's JSON goes to a file of its own
-	timeout 90 "$TCPTW_CLI" run -j --fail-on-diagnosis -N "$srv" -- \
+	timeout 90 "$TCPTW_CLI" run -j -o "$out" --fail-on-diagnosis -N "$srv" -- \
 		sh -c "timeout 60 ip netns exec $cli python3 $LIB_DIR/tcptw_sock.py \
-		burst 198.18.0.2 8081 8 10 3 >$TMPDIR_T/ovf.cli" >"$out" 2>"$out.err"
+		burst 198.18.0.2 8081 8 10 3 >$TMPDIR_T/ovf.cli" \
+		>"$out.stdout" 2>"$out.err"
 	rc=$?
+	# the report to -o FILE: stdout is CMD's alone, empty here
+	check_eq "stdout holds CMD's output only" "$(wc -c <"$out.stdout")" 0
 	m1=$(mib "$srv" TcpExtListenOverflows)
 	want=$((m1 - m0))
 	diag "burst: $(cat "$TMPDIR_T/ovf.cli"); report: $(head -c 600 "$out")"
@@ -92,7 +97,7 @@ test_control()
 	timeout 90 "$TCPTW_CLI" run -j --fail-on-diagnosis -N "$srv" -N "$cli" -- \
 		sh -c "timeout 60 $TRAFFIC client --connect 198.18.0.2:8082 \
 		--count 5 --netns $(nspath "$cli") --timeout 30 >/dev/null; exit 7" \
-		>"$out" 2>"$out.err"
+		2>"$out" >"$out.stdout"
 	rc=$?
 	diag "report: $(head -c 400 "$out")"
 	check_eq "exit status (CMD's 7, no cause)" "$rc" 7
@@ -113,7 +118,7 @@ test_signal()
 
 	test_begin "$T"
 	out=$TMPDIR_T/sig.json
-	"$TCPTW_CLI" run -j -- sleep 60 >"$out" 2>"$out.err" &
+	"$TCPTW_CLI" run -j -o "$out" -- sleep 60 >"$out.stdout" 2>"$out.err" &
 	pid=$!
 	# tcptw has forked once sleep is its child
 	busywait 10000 pgrep -P "$pid" sleep >/dev/null ||
@@ -122,7 +127,8 @@ test_signal()
 	timeout 30 tail --pid="$pid" -f /dev/null
 	wait "$pid"
 	rc=$?
-	check_eq "exit status (128 + SIGTERM)" "$rc" 143
+	# tcptw dies of CMD's signal, as perf stat: the shell says 143
+	check_eq "exit status (killed by SIGTERM)" "$rc" 143
 	check_eq "signal in the report" "$(jqr "$out" '.signal')" 15
 	check_eq "interrupted" "$(jqr "$out" 'if .interrupted then 1 else 0 end')" 1
 	log_test "$T"
@@ -181,8 +187,38 @@ test_conntrack()
 	cleanup_ns "$ct"
 }
 
+test_unprivileged()
+{
+	local T="run: as nobody, in its own netns: CMD runs, the report, exit 0"
+	local out rc
+
+	test_begin "$T"
+	setup_ns un || { check_err 1 "setup failed"; log_test "$T"; return; }
+	out=$TMPDIR_T/nobody
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups \
+		test -x "$TCPTW_CLI"; then
+		diag "SKIP: nobody cannot run $TCPTW_CLI"
+		log_test "$T"
+		cleanup_ns "$un"
+		return
+	fi
+	ip netns exec "$un" setpriv --reuid=65534 --regid=65534 \
+		--clear-groups "$TCPTW_CLI" run -j -- echo hi \
+		>"$out.stdout" 2>"$out.stderr"
+	rc=$?
+	diag "stderr: $(head -c 600 "$out.stderr")"
+	check_eq "exit status" "$rc" 0
+	check_str "CMD's output on stdout" "$(cat "$out.stdout")" hi
+	tail -n 1 "$out.stderr" >"$out.json"
+	check_str "the report, last on stderr" \
+		"$(jqr "$out.json" '.command | join(" ")')" "echo hi"
+	log_test "$T"
+	cleanup_ns "$un"
+}
+
 tests_run \
 	test_overflow \
 	test_control \
 	test_signal \
+	test_unprivileged \
 	test_conntrack

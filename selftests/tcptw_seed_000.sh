@@ -268,8 +268,9 @@ run()
 	done
 	rm -f "$TMPDIR_T/$name".wrk*.pid
 	t0=$(now_ms)
-	bg_start "$TMPDIR_T/$name.run.json" timeout -k 5 300 \
-		"$TCPTW_CLI" run -j -N "$srv" -- sh -c "${load}wait"
+	bg_start "$TMPDIR_T/$name.run.out" timeout -k 5 300 \
+		"$TCPTW_CLI" run -j -o "$TMPDIR_T/$name.run.json" -N "$srv" -- \
+		sh -c "${load}wait"
 	RUN_RUN_PID=$BG_PID
 	# WRK_PIDS: each wrk's timeout (wrk_pid finds wrk under it)
 	WRK_PIDS=()

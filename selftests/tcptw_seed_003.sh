@@ -215,7 +215,7 @@ run_loop()
 	# the loop runs under `tcptw run` in cli where the CLI is built
 	# (RUN: its report, checked by check_run)
 	RUN=()
-	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j --)
+	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j -o "$DIR/run.json" --)
 	ip netns exec "$cli" timeout 210 "${RUN[@]}" timeout 200 \
 		strace -f --seccomp-bpf -qq \
 		-e trace=connect -e status=failed -o "$DIR/strace.txt" \
@@ -228,7 +228,7 @@ run_loop()
 					exit 0
 				fi
 				echo "$EPOCHREALTIME" >>"$1/t.runs"
-			done' sh "$DIR" "$RUNS" "$CONC" "$SRV" >"$DIR/run.json"
+			done' sh "$DIR" "$RUNS" "$CONC" "$SRV" >"$DIR/run.out"
 	check_err $? "the ab loop did not finish in time"
 	# counted in the loop as soon as ab failed. A slow guest takes longer
 	# than the 60 s a TIME_WAIT socket lives to fill the range: sockets
@@ -392,12 +392,12 @@ test_control()
 	# under `tcptw run` where the CLI is built: ab's output to $out,
 	# the report to run.json
 	RUN=()
-	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j --)
+	[ -x "$TCPTW_CLI" ] && RUN=("$TCPTW_CLI" run -j -o "$dir/run.json" --)
 	# 20000 requests take 100 s beside another guest; a starved one
 	# made 15555 in 150 s: room for twice that (2048 scaled: 15 s)
 	ip netns exec "$cli" timeout 310 "${RUN[@]}" \
 		sh -c '"$@" >"$0" 2>&1' "$out" timeout 300 \
-		ab -n $REQS -c $CONC -s 10 "http://$SRV/" >"$dir/run.json"
+		ab -n $REQS -c $CONC -s 10 "http://$SRV/" >"$dir/run.out"
 	rc=$?
 	snap AFTER
 	diag "ab exit $rc: $(grep -E 'Time taken|Complete requests|Failed requests|Requests per|apr_' "$out" | tr -s ' ' | tr '\n' ';')"

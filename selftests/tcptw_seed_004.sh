@@ -236,9 +236,9 @@ lab_run()
 	      -t 2 -d "${WRK_SECS}s" --timeout 2s "http://$SRV/")
 	if have_cli; then
 		# shellcheck disable=SC2016 # expanded by the bash tcptw runs
-		timeout 300 "$TCPTW_CLI" run -j -N "$srv" -- \
-			bash -c '"$@"' lab_load "${load[@]}" \
-			>"$TMPDIR_T/$name.run.json" 2>"$TMPDIR_T/$name.run.err"
+		timeout 300 "$TCPTW_CLI" run -j -o "$TMPDIR_T/$name.run.json" \
+			-N "$srv" -- bash -c '"$@"' lab_load "${load[@]}" \
+			>"$TMPDIR_T/$name.run.out" 2>"$TMPDIR_T/$name.run.err"
 	else
 		"${load[@]}"
 	fi

@@ -40,13 +40,16 @@ static int load_or_sample(const struct opts *opt, struct snapshot *base,
 
 	*cut = false;
 	if (opt->baseline) {
-		err = snapshot_load(base, opt->baseline);
-		if (err) {
-			fprintf(stderr, "tcptw: %s: %s\n", opt->baseline,
-				err == -EINVAL ? "not a tcptw baseline file" :
-				strerror(-err));
+		char why[160];
+
+		err = snapshot_load(base, opt->baseline, why, sizeof(why));
+		if (err == -EINVAL && *why) {
+			fprintf(stderr, "tcptw: %s: not a tcptw baseline file: %s\n",
+				opt->baseline, why);
 			return EXIT_RUNTIME;
 		}
+		if (err)
+			return fail(opt->baseline, err);
 	} else {
 		snapshot_take(base, SNAP_CT | SNAP_HISTCTR);
 		if (opt->since > 0 && !sleep_interruptible(opt->since))

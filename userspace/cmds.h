@@ -35,6 +35,7 @@ struct opts {
 	const char *netns_v[OPTS_MAX_NETNS];
 	int n_netns;
 	bool fail_on_diagnosis;
+	const char *output;	/* run -o: the report's file, else stderr */
 	char **cmd_argv;
 	int cmd_argc;
 	char label[128];	/* netns label for output */

@@ -197,11 +197,13 @@ static size_t save_set(FILE *f, const char *prefix, const struct ctrset *c)
 
 int snapshot_save(const struct snapshot *s, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = fopen(path, "we");
 	size_t n = 0;
+	int err = 0;
 
 	if (!f)
 		return -errno;
+	fprintf(f, "%s\n", SNAPSHOT_VERSION_LINE);
 	fprintf(f, "#ts %.3f\n", s->ts);
 	fprintf(f, "#netns %s\n", *s->netns_id ? s->netns_id : "-");
 	fprintf(f, "#boot_id %s\n", *s->boot_id ? s->boot_id : "-");
@@ -212,87 +214,255 @@ int snapshot_save(const struct snapshot *s, const char *path)
 	n += save_set(f, "hist.", &s->histc);
 	/* the last line: a file cut short lacks it */
 	fprintf(f, "#end %zu\n", n);
-	if (ferror(f)) {
-		fclose(f);
-		return -EIO;
-	}
-	return fclose(f) ? -errno : 0;
+	/* the write's own error (ENOSPC), not EIO: flushed while it is known */
+	errno = 0;
+	if (fflush(f) || ferror(f))
+		err = errno ? -errno : -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
 }
 
-/* The word after "\n#<key> " (or at the start) into @dst, "-": empty. */
-static void header_word(const char *buf, const char *key, char *dst,
-			size_t len)
+/* "1234", "1234.5": decimal seconds since 2000, not in 10 years' time. */
+static bool parse_ts(const char *v, double *ts)
 {
-	const char *p = buf;
-	size_t klen = strlen(key), n;
+	size_t n = strspn(v, "0123456789");
+	char *end;
 
-	dst[0] = '\0';
-	for (; p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
-		if (p[0] != '#' || strncmp(p + 1, key, klen) || p[1 + klen] != ' ')
-			continue;
-		p += 2 + klen;
-		n = strcspn(p, " \t\n");
-		if (n < len && !(n == 1 && *p == '-')) {
-			memcpy(dst, p, n);
-			dst[n] = '\0';
-		}
-		return;
-	}
+	if (!n)
+		return false;
+	if (v[n] == '.')
+		n += 1 + strspn(v + n + 1, "0123456789");
+	if (v[n])
+		return false;
+	errno = 0;
+	*ts = strtod(v, &end);
+	return !errno && !*end && *ts >= 946684800.0 &&
+	       *ts < snapshot_clock(CLOCK_REALTIME) + 86400.0 * 3650;
 }
 
-int snapshot_load(struct snapshot *s, const char *path)
+static bool parse_u64(const char *v, uint64_t *x)
+{
+	unsigned long long u;
+	char *end;
+
+	if (!*v || strspn(v, "0123456789") != strlen(v))
+		return false;
+	errno = 0;
+	u = strtoull(v, &end, 10);
+	*x = u;
+	return !errno && !*end;
+}
+
+/* A header word: non-empty, printable, no space. */
+static bool header_ok(const char *v, size_t max)
+{
+	const char *p;
+
+	if (!*v || strlen(v) >= max)
+		return false;
+	for (p = v; *p; p++)
+		if (*p <= ' ' || *p > '~')
+			return false;
+	return true;
+}
+
+/*
+ * One line of a baseline into @s or @all; false and why in @why if it is
+ * not one. @seen: the headers so far (bits in line order).
+ */
+enum { H_TS = 1, H_NETNS = 2, H_BOOT = 4, H_END = 8 };
+
+static bool load_line(struct snapshot *s, struct ctrset *all, char *line,
+		      unsigned int *seen, uint64_t *end, char *why, size_t len)
+{
+	char *key = line, *val, *extra;
+	uint64_t v;
+
+	val = key + strcspn(key, " \t");
+	if (*val)
+		*val++ = '\0';
+	val += strspn(val, " \t");
+	extra = val + strcspn(val, " \t");
+	if (*extra && extra[strspn(extra, " \t")]) {
+		snprintf(why, len, "'%.40s' has more than a name and a value",
+			 key);
+		return false;
+	}
+	*extra = '\0';
+	if (*seen & H_END) {
+		snprintf(why, len, "'%.40s' after the #end line", key);
+		return false;
+	}
+	if (*key == '#') {
+		unsigned int h = !strcmp(key, "#ts") ? H_TS :
+				 !strcmp(key, "#netns") ? H_NETNS :
+				 !strcmp(key, "#boot_id") ? H_BOOT :
+				 !strcmp(key, "#end") ? H_END : 0;
+
+		if (!h) {
+			snprintf(why, len, "unknown line '%.40s'", key);
+			return false;
+		}
+		if (*seen & h) {
+			snprintf(why, len, "two %s lines", key);
+			return false;
+		}
+		*seen |= h;
+		if (h == H_TS && !parse_ts(val, &s->ts)) {
+			snprintf(why, len, "#ts '%.40s' is not a time: decimal seconds since 2000",
+				 val);
+			return false;
+		}
+		if ((h == H_NETNS || h == H_BOOT) &&
+		    !header_ok(val, h == H_NETNS ? sizeof(s->netns_id) :
+			       sizeof(s->boot_id))) {
+			snprintf(why, len, "%s '%.40s' is not an id", key, val);
+			return false;
+		}
+		/* header_ok() checked the length */
+		if (h == H_NETNS && strcmp(val, "-"))
+			memcpy(s->netns_id, val, strlen(val) + 1);
+		if (h == H_BOOT && strcmp(val, "-"))
+			memcpy(s->boot_id, val, strlen(val) + 1);
+		if (h == H_END && !parse_u64(val, end)) {
+			snprintf(why, len, "#end '%.40s' is not a count", val);
+			return false;
+		}
+		return true;
+	}
+	if (!(*seen & H_TS)) {
+		snprintf(why, len, "'%.40s' before the #ts line", key);
+		return false;
+	}
+	if (strncmp(key, "tcptw.", 6) && strncmp(key, "mib.", 4) &&
+	    strncmp(key, "ct.", 3) && strncmp(key, "hist.", 5)) {
+		snprintf(why, len, "'%.40s' is no counter tcptw saves", key);
+		return false;
+	}
+	if (!parse_u64(val, &v)) {
+		snprintf(why, len, "counter %.40s: '%.40s' is not a number",
+			 key, val);
+		return false;
+	}
+	return !ctrset_add(all, key, v) ||
+	       (snprintf(why, len, "%s", strerror(ENOMEM)), false);
+}
+
+/* The file, whole, NUL-terminated; -errno (EISDIR for a directory). */
+static int read_all(const char *path, char **out, size_t *outlen)
+{
+	size_t cap = 1 << 20, len;
+	char *buf;
+	FILE *f;
+	int err;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	buf = malloc(cap + 1);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	errno = 0;
+	len = fread(buf, 1, cap, f);
+	if (ferror(f)) {
+		err = errno ? -errno : -EIO;
+		goto bad;
+	}
+	if (len == cap && fgetc(f) != EOF) {
+		err = -EFBIG;
+		goto bad;
+	}
+	buf[len] = '\0';
+	fclose(f);
+	*out = buf;
+	*outlen = len;
+	return 0;
+bad:
+	fclose(f);
+	free(buf);
+	return err;
+}
+
+int snapshot_load(struct snapshot *s, const char *path, char *why,
+		  size_t len)
 {
 	struct ctrset all = { 0 };
-	char *buf, *ts, end[24];
-	size_t i;
-	int n;
+	unsigned int seen = 0;
+	char *buf = NULL, *p, *line;
+	uint64_t end = 0;
+	bool versioned;
+	size_t i, n = 0;
+	int err;
 
 	memset(s, 0, sizeof(*s));
-	buf = malloc(1 << 20);
-	if (!buf)
-		return -ENOMEM;
-	{
-		FILE *f = fopen(path, "r");
-		size_t len;
-
-		if (!f) {
-			n = -errno;
-			free(buf);
-			return n;
-		}
-		len = fread(buf, 1, (1 << 20) - 1, f);
-		buf[len] = '\0';
-		fclose(f);
+	*why = '\0';
+	err = read_all(path, &buf, &n);
+	if (err)
+		return err;
+	err = -EINVAL;
+	if (strlen(buf) != n) {
+		snprintf(why, len, "%s", "holds a NUL byte: not text");
+		goto out;
 	}
-	ts = strstr(buf, "#ts ");
-	if (!ts || sscanf(ts + 4, "%lf", &s->ts) != 1) {
-		free(buf);
-		return -EINVAL;
+	p = buf;
+	versioned = !strncmp(p, SNAPSHOT_VERSION_LINE "\n",
+			     strlen(SNAPSHOT_VERSION_LINE) + 1);
+	if (versioned) {
+		p += strlen(SNAPSHOT_VERSION_LINE) + 1;
+	} else if (!strncmp(p, "#tcptw-baseline ", 16)) {
+		snprintf(why, len, "%s", "is of a newer format than this tcptw reads");
+		goto out;
+	} else if (strncmp(p, "#ts ", 4)) {
+		snprintf(why, len, "%s", "has no '" SNAPSHOT_VERSION_LINE "' line");
+		goto out;
 	}
-	header_word(buf, "netns", s->netns_id, sizeof(s->netns_id));
-	header_word(buf, "boot_id", s->boot_id, sizeof(s->boot_id));
-	header_word(buf, "end", end, sizeof(end));
-	n = ctr_parse_snmp6(&all, buf, NULL);
-	free(buf);
-	if (n < 0)
-		return n;
+	/* cut within a line: that line is not read, and #end is missing */
+	if (n && buf[n - 1] != '\n') {
+		line = strrchr(p, '\n');
+		if (line)
+			line[1] = '\0';
+		else
+			*p = '\0';
+	}
+	while ((line = strsep(&p, "\n"))) {
+		if (!*line && !p)
+			break;
+		if (!load_line(s, &all, line, &seen, &end, why, len))
+			goto out;
+	}
+	if (!(seen & H_TS)) {
+		snprintf(why, len, "%s", "has no #ts line");
+		goto out;
+	}
+	if (!all.n) {
+		snprintf(why, len, "%s", "has no counters");
+		goto out;
+	}
+	if (versioned && (seen & (H_NETNS | H_BOOT)) != (H_NETNS | H_BOOT)) {
+		snprintf(why, len, "%s", "lacks its #netns or #boot_id line");
+		goto out;
+	}
+	err = 0;
 	/* complete: "#end N" and exactly N counters before it */
-	s->complete = *end && strtoull(end, NULL, 10) == all.n &&
-		      strspn(end, "0123456789") == strlen(end);
+	s->complete = (seen & H_END) && end == all.n;
 	for (i = 0; i < all.n; i++) {
 		const char *nm = all.v[i].name;
 		uint64_t v = all.v[i].val;
 
 		if (!strncmp(nm, "tcptw.", 6))
-			ctrset_add(&s->mod, nm + 6, v);
+			err = ctrset_add(&s->mod, nm + 6, v);
 		else if (!strncmp(nm, "mib.", 4))
-			ctrset_add(&s->mib, nm + 4, v);
+			err = ctrset_add(&s->mib, nm + 4, v);
 		else if (!strncmp(nm, "ct.", 3))
-			ctrset_add(&s->ct.stats, nm + 3, v);
-		else if (!strncmp(nm, "hist.", 5))
-			ctrset_add(&s->histc, nm + 5, v);
+			err = ctrset_add(&s->ct.stats, nm + 3, v);
+		else
+			err = ctrset_add(&s->histc, nm + 5, v);
+		if (err)
+			break;
 	}
-	ctrset_free(&all);
 	s->module = s->mod.n > 0;
 	s->have_ct = s->ct.stats.n > 0;
 	s->ct.have_stats = s->have_ct;
@@ -301,7 +471,12 @@ int snapshot_load(struct snapshot *s, const char *path)
 	s->peers_err = -ENOENT;
 	s->listeners_err = -ENOENT;
 	s->hist_err = -ENOENT;
-	return 0;
+out:
+	ctrset_free(&all);
+	free(buf);
+	if (err)
+		snapshot_free(s);
+	return err;
 }
 
 enum baseline_verdict baseline_check(const struct snapshot *base,

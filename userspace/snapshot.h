@@ -58,14 +58,22 @@ int snapshot_take(struct snapshot *s, unsigned int what);
 void snapshot_free(struct snapshot *s);
 
 /*
- * A baseline file: "#ts <seconds>", "#netns net:[inode]", "#boot_id
- * <uuid>", then one "Name value" line per counter, names prefixed
- * "tcptw.", "mib.", "ct." or "hist." (snmp6 format, so awk and
- * nstat-style tools read it too), then "#end <number of counters>".
+ * A baseline file: "#tcptw-baseline 1" (the format's version), "#ts
+ * <seconds>", "#netns net:[inode]", "#boot_id <uuid>", then one "Name
+ * value" line per counter, names prefixed "tcptw.", "mib.", "ct." or
+ * "hist." (snmp6 format, so awk and nstat-style tools read it too), then
+ * "#end <number of counters>". 0.3.0's files lack all but "#ts" and the
+ * counters; they are read, and baseline_check() warns.
  */
+#define SNAPSHOT_VERSION_LINE "#tcptw-baseline 1"
 int snapshot_save(const struct snapshot *s, const char *path);
-/* Counters, ts, netns_id, boot_id, complete; other fields empty. -errno. */
-int snapshot_load(struct snapshot *s, const char *path);
+/*
+ * Counters, ts, netns_id, boot_id, complete; other fields empty. -errno;
+ * -EINVAL: not a baseline, and why in @why (every line is checked: a
+ * header or a counter with a decimal value, a sane #ts, no line twice).
+ */
+int snapshot_load(struct snapshot *s, const char *path, char *why,
+		  size_t len);
 
 enum baseline_verdict {
 	BASE_OK,

@@ -24,6 +24,8 @@ enum {
 	O_ALLNS = 1 << 9, O_FAILDIAG = 1 << 10,
 	/* run: -N more than once, and a command after "--" */
 	O_MULTINS = 1 << 11, O_CMD = 1 << 12,
+	/* run: -o FILE, the report's destination */
+	O_OUTPUT = 1 << 13,
 	/* every command takes these */
 	O_ANY = O_JSON | O_NETNS,
 };
@@ -44,7 +46,20 @@ static const struct command {
 	{ "conntrack", cmd_conntrack, O_ANY | O_ALLNS },
 	/* run enters each netns itself: the command runs in tcptw's own */
 	{ "run", cmd_run, O_ANY | O_ALLNS | O_INTERVAL | O_FAILDIAG |
-	  O_MULTINS | O_CMD },
+	  O_MULTINS | O_CMD | O_OUTPUT },
+};
+
+/* How each option is spelled, to name the one a command does not take. */
+static const struct {
+	unsigned int bit;
+	const char *name;
+} opt_names[] = {
+	{ O_JSON, "--json" }, { O_NETNS, "--netns/--pid" },
+	{ O_INTERVAL, "--interval" }, { O_COUNT, "--count" },
+	{ O_FOLLOW, "--follow" }, { O_SINCE, "--since" },
+	{ O_BASELINE, "--baseline" }, { O_SAVE, "--save-baseline" },
+	{ O_PROM, "--prometheus" }, { O_ALLNS, "--all-netns" },
+	{ O_FAILDIAG, "--fail-on-diagnosis" }, { O_OUTPUT, "--output" },
 };
 
 static const char usage_text[] =
@@ -64,8 +79,9 @@ static const char usage_text[] =
 	"                                              name the causes with evidence\n"
 	"  export     --prometheus [--all-netns]       Prometheus text exposition\n"
 	"  conntrack  [-j] [--all-netns]               what fills the conntrack table\n"
-	"  run        [-N NAME ...|--pid PID|-A] [-j] [-i SEC] [--fail-on-diagnosis]\n"
-	"             -- CMD [ARGS...]                 what failed while CMD ran\n"
+	"  run        [-N NAME ...|--pid PID|-A] [-j] [-i SEC] [-o FILE]\n"
+	"             [--fail-on-diagnosis] [--] CMD [ARGS...]\n"
+	"                                              what failed while CMD ran\n"
 	"\n"
 	"Options:\n"
 	"  -j, --json               one JSON object per sample (an array for tables)\n"
@@ -82,12 +98,14 @@ static const char usage_text[] =
 	"  -b, --baseline FILE      diagnose: compare with a saved baseline\n"
 	"  -S, --save-baseline FILE diagnose: save the counters for a later run\n"
 	"  -P, --prometheus         export: Prometheus text format\n"
+	"  -o, --output FILE        run: the report to FILE, not stderr\n"
 	"      --fail-on-diagnosis  run: exit 3 when a cause was named\n"
 	"  -h, --help               this help\n"
 	"  -V, --version            the version\n"
 	"\n"
 	"Exit status: 0 ok (diagnose: no evidence), 1 runtime failure, 2 usage\n"
-	"error, 3 diagnose found a problem; run: CMD's (128+signal if killed).\n"
+	"error, 3 diagnose found a problem; run: CMD's, and killed by the same\n"
+	"signal if CMD was.\n"
 	"Environment: TCPTW_PROC_ROOT replaces\n"
 	"/proc (for fixture trees). Without tcptw.ko, tcptw shows the kernel's\n"
 	"own MIBs, sysctls and conntrack and says how to load the module.\n"
@@ -131,10 +149,25 @@ static int print_help(const char *command)
 	return EXIT_OK;
 }
 
+/* --help > /dev/full: the error shows at the flush; exit 1, not 0 */
+static int flushed(int rc)
+{
+	errno = 0;
+	if (fflush(stdout) || ferror(stdout))
+		return fail("write to stdout", errno ? errno : EIO);
+	return rc;
+}
+
+/* Seconds, decimal only ("1", "0.5", ".5"): not 0x10, 1e3, inf or nan. */
 static bool parse_double(const char *s, double *v)
 {
+	size_t n = strspn(s, "0123456789");
 	char *end;
 
+	if (s[n] == '.')
+		n += 1 + strspn(s + n + 1, "0123456789");
+	if (!n || s[n] || !strcmp(s, "."))
+		return false;
 	errno = 0;
 	*v = strtod(s, &end);
 	return !errno && end != s && !*end && *v >= 0 && *v <= 86400 * 365;
@@ -149,6 +182,64 @@ static bool parse_long(const char *s, long *v, long max)
 	*v = strtol(s, &end, 10);
 	return !errno && end != s && !*end && *v > 0 && *v <= max &&
 	       *s >= '0' && *s <= '9';
+}
+
+/* The options that take an argument, short and long. */
+static const char arg_opts[] = "NicsbSo";
+
+static bool takes_arg(const char *a, const struct option *lo)
+{
+	size_t j, n;
+
+	if (a[1] != '-') {
+		for (j = 1; a[j]; j++)
+			if (strchr(arg_opts, a[j]))
+				return !a[j + 1];
+		return false;
+	}
+	n = strlen(a + 2);
+	if (strchr(a, '='))
+		return false;
+	/* getopt_long takes an unambiguous prefix */
+	for (; lo->name; lo++)
+		if (!strncmp(lo->name, a + 2, n))
+			return lo->has_arg == required_argument;
+	return false;
+}
+
+/*
+ * run's CMD: after the first "--", or, as perf stat takes it, from the
+ * first word after "run" that is neither an option nor an option's
+ * argument. Everything from there on is CMD's, untouched: getopt never
+ * sees it. The index CMD starts at, or 0; *@cut: where tcptw's end.
+ */
+static int find_cmd(int argc, char **argv, const struct option *lo, int *cut)
+{
+	bool words = false, is_run = false;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			*cut = i;
+			return i + 1;
+		}
+		if (a[0] == '-' && a[1]) {
+			i += takes_arg(a, lo);
+			continue;
+		}
+		if (!words) {
+			words = true;
+			is_run = !strcmp(a, "run");
+			continue;
+		}
+		if (is_run) {
+			*cut = i;
+			return i;
+		}
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -167,6 +258,7 @@ int main(int argc, char **argv)
 		{ "save-baseline", required_argument, NULL, 'S' },
 		{ "prometheus", no_argument, NULL, 'P' },
 		{ "fail-on-diagnosis", no_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -177,23 +269,21 @@ int main(int argc, char **argv)
 	bool help = false;
 	size_t i;
 	long l;
-	int c, err;
+	int c, err, cut = 0;
 
-	/*
-	 * run: everything after the first "--" is the command, untouched;
-	 * getopt never sees it, so its options stay its own.
-	 */
-	for (c = 1; c < argc; c++) {
-		if (strcmp(argv[c], "--"))
-			continue;
-		o.cmd_argv = argv + c + 1;
-		o.cmd_argc = argc - c - 1;
-		argv[c] = NULL;
-		argc = c;
+	/* getopt's own messages say "tcptw:", as every other one */
+	argv[0] = "tcptw";
+	c = find_cmd(argc, argv, longopts, &cut);
+	if (c) {
+		o.cmd_argv = argv + c;
+		o.cmd_argc = argc - c;
+		/* getopt stops at argc: CMD's words are never permuted */
+		if (cut < c)
+			argv[cut] = NULL;
+		argc = cut;
 		seen |= O_CMD;
-		break;
 	}
-	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhV", longopts,
+	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhVo:", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'j':
@@ -206,6 +296,9 @@ int main(int argc, char **argv)
 			seen |= O_JSON;
 			break;
 		case 'N':
+			if (!*optarg || strchr(optarg, '/') ||
+			    !strcmp(optarg, ".") || !strcmp(optarg, ".."))
+				return bad_usage("bad netns name: '%s'", optarg);
 			if (o.n_netns == OPTS_MAX_NETNS)
 				return bad_usage("%s", "too many --netns");
 			if (o.n_netns)
@@ -257,6 +350,10 @@ int main(int argc, char **argv)
 			o.prometheus = true;
 			seen |= O_PROM;
 			break;
+		case 'o':
+			o.output = optarg;
+			seen |= O_OUTPUT;
+			break;
 		case 'F':
 			o.fail_on_diagnosis = true;
 			seen |= O_FAILDIAG;
@@ -266,14 +363,14 @@ int main(int argc, char **argv)
 			break;
 		case 'V':
 			printf("tcptw %s\n", TCPTW_VERSION);
-			return EXIT_OK;
+			return flushed(EXIT_OK);
 		default:
 			/* getopt said what was wrong */
 			return short_usage();
 		}
 	}
 	if (help)
-		return print_help(optind < argc ? argv[optind] : NULL);
+		return flushed(print_help(optind < argc ? argv[optind] : NULL));
 	if (optind >= argc)
 		return bad_usage("%s", "no command given");
 	if (optind + 1 < argc)
@@ -287,10 +384,14 @@ int main(int argc, char **argv)
 		return bad_usage("%s takes no command after --", cmd->name);
 	if (seen & O_MULTINS & ~cmd->opts)
 		return bad_usage("%s", "--netns given more than once");
-	if (seen & ~cmd->opts)
-		return bad_usage("option not valid for %s", cmd->name);
+	for (i = 0; i < ARRAY_SIZE(opt_names); i++)
+		if (seen & opt_names[i].bit & ~cmd->opts) {
+			fprintf(stderr, "tcptw: option %s not valid for %s\n",
+				opt_names[i].name, cmd->name);
+			return short_usage();
+		}
 	if ((cmd->opts & O_CMD) && !o.cmd_argc)
-		return bad_usage("%s needs a command: run [OPTIONS] -- CMD [ARGS...]",
+		return bad_usage("%s needs a command: run [OPTIONS] [--] CMD [ARGS...]",
 				 cmd->name);
 	if (o.netns && o.pid)
 		return bad_usage("%s", "--netns and --pid exclude each other");

@@ -2,13 +2,19 @@
 /* Copyright (C) 2026 The tcptw authors. */
 /* The built ./tcptw: exit codes, messages, JSON that parses back. */
 #include "testlib.h"
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct result {
 	int rc;
 	char *out, *err;
 };
+
+static struct result sh(const char *line);
 
 static char *slurp(const char *path)
 {
@@ -87,7 +93,10 @@ static void test_usage_errors(void **state)
 		/* run: a command after --, and only run takes one */
 		"run", "run --", "run -c 1 -- true", "stat -- true",
 		"-N a -N b stat", "run --since 1 -- true",
-		"diagnose --fail-on-diagnosis", "run true",
+		"diagnose --fail-on-diagnosis", "-N '' stat", "-N . stat",
+		"-N a/b run -- true", "watch -i 0x10", "watch -i 1e3",
+		"watch -i inf", "diagnose --since nan", "stat -o x",
+		"run -o",
 	};
 	struct result r;
 	size_t i;
@@ -137,6 +146,32 @@ static void test_help_version(void **state)
 	r = run("", "-V");
 	assert_int_equal(r.rc, 0);
 	assert_int_equal(strncmp(r.out, "tcptw ", 6), 0);
+	done(&r);
+	/* to a full disk: said, and exit 1, not 0 */
+	r = sh("./tcptw --help >/dev/full");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "No space left on device"));
+	done(&r);
+	r = sh("./tcptw -V >/dev/full");
+	assert_int_equal(r.rc, 1);
+	done(&r);
+}
+
+/* Usage errors name what was wrong, as "tcptw:", never "./tcptw:". */
+static void test_usage_messages(void **state)
+{
+	struct result r = run("healthy/t1", "--since 1 run -- true");
+
+	(void)state;
+	assert_int_equal(r.rc, 2);
+	assert_non_null(strstr(r.err, "tcptw: option --since not valid for run\n"));
+	done(&r);
+	r = run("healthy/t1", "--nosuch stat");
+	assert_int_equal(r.rc, 2);
+	assert_int_equal(strncmp(r.err, "tcptw: unrecognized option", 26), 0);
+	done(&r);
+	r = run("healthy/t1", "-N '' stat");
+	assert_non_null(strstr(r.err, "tcptw: bad netns name: ''"));
 	done(&r);
 }
 
@@ -336,6 +371,49 @@ static void test_diagnose_exit_codes(void **state)
 	unlink("tests/tcptw-cli.base");
 }
 
+/*
+ * A baseline that is not one: a clear error, exit 1, nothing compared;
+ * the errno of what failed (a directory, a full disk); valgrind clean.
+ */
+static void test_baseline_errors(void **state)
+{
+	static const char *const bad[] = {
+		"#ts 1\n", "xx #ts 1700000000\nmib.X 1\n", "#ts nan\nmib.X 1\n",
+		"-1\n", "#ts 1700000000\n",
+	};
+	bool vg = system("valgrind --version >/dev/null 2>&1") == 0;
+	char line[1024];
+	struct result r;
+	size_t i;
+	FILE *f;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		f = fopen("tests/tcptw-cli.base", "w");
+		assert_non_null(f);
+		fputs(bad[i], f);
+		fclose(f);
+		snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 %s"
+			 "./tcptw diagnose -b tests/tcptw-cli.base", fixtures(),
+			 vg ? "valgrind -q --error-exitcode=9 --leak-check=full " : "");
+		r = sh(line);
+		assert_int_equal(r.rc, 1);
+		assert_string_equal(r.out, "");
+		assert_non_null(strstr(r.err, "tcptw: tests/tcptw-cli.base: not a "
+				       "tcptw baseline file: "));
+		done(&r);
+	}
+	unlink("tests/tcptw-cli.base");
+	r = run("healthy/t1", "diagnose -b tests");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: tests: Is a directory\n");
+	done(&r);
+	r = run("healthy/t1", "diagnose -S /dev/full");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: /dev/full: No space left on device\n");
+	done(&r);
+}
+
 static void test_watch(void **state)
 {
 	struct result r = run("healthy/t1", "watch -i 0.05 -c 3 -j");
@@ -455,7 +533,8 @@ static struct result sh(const char *line)
 /*
  * tcptw run's window is exactly CMD's: a fixture tree that CMD turns from
  * accept_queue's t0 into its t1 is diagnosed as that scenario, with the
- * listeners row's gain, and CMD's exit status is tcptw's.
+ * listeners row's gain, and CMD's exit status is tcptw's. The report is
+ * on stderr, as perf stat's: stdout is CMD's alone.
  */
 static void test_run(void **state)
 {
@@ -469,15 +548,15 @@ static void test_run(void **state)
 		 fixtures(), dir, dir, fixtures(), dir);
 	r = sh(line);
 	assert_int_equal(r.rc, 0);
-	assert_json(r.out);
-	assert_int_equal(lines(r.out), 1);
-	assert_non_null(strstr(r.out, "{\"command\":[\"cp\",\"-r\","));
-	assert_non_null(strstr(r.out, "\"exit_code\":0,\"signal\":null"));
-	assert_non_null(strstr(r.out, "\"verdict\":\"problem\""));
-	assert_non_null(strstr(r.out, "\"id\":\"accept_queue\""));
-	assert_non_null(strstr(r.out, "\"listeners\":[{\"addr\":\"0.0.0.0\",\"port\":80,\"moved\":400,\"deltas\":{\"overflow_ack\":400}}]"));
+	assert_string_equal(r.out, "");
+	assert_int_equal(lines(r.err), 1);
+	assert_non_null(strstr(r.err, "{\"command\":[\"cp\",\"-r\","));
+	assert_non_null(strstr(r.err, "\"exit_code\":0,\"signal\":null"));
+	assert_non_null(strstr(r.err, "\"verdict\":\"problem\""));
+	assert_non_null(strstr(r.err, "\"id\":\"accept_queue\""));
+	assert_non_null(strstr(r.err, "\"listeners\":[{\"addr\":\"0.0.0.0\",\"port\":80,\"moved\":400,\"deltas\":{\"overflow_ack\":400}}]"));
 	/* the census needs a real netns: said, in the data */
-	assert_non_null(strstr(r.out, "\"unseen\":[\"sockets"));
+	assert_non_null(strstr(r.err, "\"unseen\":[\"sockets"));
 	done(&r);
 	/* --fail-on-diagnosis: 3 when a cause was named */
 	snprintf(line, sizeof(line), "rm -rf %s/* && cp -r %s/accept_queue/t0/. %s && "
@@ -485,26 +564,25 @@ static void test_run(void **state)
 		 dir, fixtures(), dir, dir, fixtures(), dir);
 	r = sh(line);
 	assert_int_equal(r.rc, 3);
-	assert_non_null(strstr(r.out, "tcptw run: cp -r "));
-	assert_non_null(strstr(r.out, "[accept_queue]"));
-	assert_non_null(strstr(r.out, "listeners that moved most:"));
+	assert_non_null(strstr(r.err, "tcptw run: cp -r "));
+	assert_non_null(strstr(r.err, "[accept_queue]"));
+	assert_non_null(strstr(r.err, "listeners that moved most:"));
 	done(&r);
 	snprintf(line, sizeof(line), "rm -rf %s", dir);
 	assert_int_equal(system(line), 0);
-	/* nothing moved: no evidence, and CMD's status */
+	/* nothing moved: no evidence, and CMD's status; CMD echoed quoted */
 	r = run("healthy/t1", "run -- sh -c 'echo from-cmd; exit 7'");
 	assert_int_equal(r.rc, 7);
-	assert_int_equal(strncmp(r.out, "from-cmd\n", 9), 0);
-	assert_non_null(strstr(r.out, ": exit 7 after "));
-	assert_non_null(strstr(r.out, "no evidence of:"));
+	assert_string_equal(r.out, "from-cmd\n");
+	assert_non_null(strstr(r.err, "tcptw run: sh -c 'echo from-cmd; "
+			       "exit 7': exit 7 after "));
+	assert_non_null(strstr(r.err, "no evidence of:"));
+	done(&r);
+	r = run("healthy/t1", "run -- printf '%s\\n' \"it's\" ''");
+	assert_non_null(strstr(r.err, "tcptw run: printf '%s\\n' 'it'\\''s' '': exit 0"));
 	done(&r);
 	r = run("healthy/t1", "run --fail-on-diagnosis -- true");
 	assert_int_equal(r.rc, 0);
-	done(&r);
-	/* killed: 128 + the signal, the report still printed */
-	r = run("healthy/t1", "run -j -- sh -c 'kill -KILL $$'");
-	assert_int_equal(r.rc, 137);
-	assert_non_null(strstr(r.out, "\"exit_code\":null,\"signal\":9"));
 	done(&r);
 	/* not found: 127, as a shell says, and no report */
 	r = run("healthy/t1", "run -- /nonexistent-tcptw-cmd");
@@ -518,48 +596,307 @@ static void test_run(void **state)
 	       "tests/tcptw-run.mark; test ! -e tests/tcptw-run.mark");
 	assert_int_equal(r.rc, 0);
 	done(&r);
-}
-
-/*
- * tcptw run -j -- sleep 20, then signal @sig to tcptw alone: CMD gets it
- * and ends with it (exit 128 + @signo), the report is still printed.
- */
-static void run_signalled(const char *sig, int signo)
-{
-	char line[512], want[32];
-	struct result r;
-
-	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
-		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -%s $p; "
-		 "wait $p", fixtures(), sig);
-	r = sh(line);
-	assert_int_equal(r.rc, 128 + signo);
-	assert_json(r.out);
-	snprintf(want, sizeof(want), "\"signal\":%d", signo);
-	assert_non_null(strstr(r.out, want));
-	assert_non_null(strstr(r.out, "\"interrupted\":true"));
+	/* a command without "--", as perf stat takes it; its options its own */
+	r = run("healthy/t1", "run -j sh -c 'echo $0 $1' -j x");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "-j x\n");
+	assert_non_null(strstr(r.err, "{\"command\":[\"sh\",\"-c\","));
+	done(&r);
+	r = run("healthy/t1", "-N x stat -- true");
+	assert_int_equal(r.rc, 2);
 	done(&r);
 }
 
-static void test_run_signal(void **state)
+/*
+ * -o FILE: the report there, whole, CMD's output on stdout untouched; a
+ * FILE that cannot be written fails before CMD runs.
+ */
+static void test_run_output(void **state)
 {
+	struct result r;
+	char *rep;
+
 	(void)state;
-	run_signalled("TERM", 15);
+	unlink("tests/tcptw-run.json");
+	r = run("healthy/t1", "run -j -o tests/tcptw-run.json -- printf abc");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "abc");
+	assert_null(strstr(r.err, "command"));
+	done(&r);
+	rep = slurp("tests/tcptw-run.json");
+	assert_int_equal(lines(rep), 1);
+	assert_int_equal(strncmp(rep, "{\"command\":[\"printf\",\"abc\"]", 27), 0);
+	assert_true(json_lines_valid(rep));
+	if (system("python3 -c '' 2>/dev/null") == 0)
+		assert_int_equal(system("python3 -c 'import json; "
+					"json.load(open(\"tests/tcptw-run.json\"))'"), 0);
+	free(rep);
+	unlink("tests/tcptw-run.json");
+	r = sh("rm -f tests/tcptw-run.mark; ./tcptw run -o /nonexistent/r -- "
+	       "touch tests/tcptw-run.mark");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.err, "tcptw: /nonexistent/r: No such file or "
+			    "directory\n");
+	assert_int_equal(access("tests/tcptw-run.mark", F_OK), -1);
+	done(&r);
+	r = run("healthy/t1", "run -o /dev/full -- true");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.err, "/dev/full: No space left on device"));
+	done(&r);
 }
 
 /*
- * Ctrl-C: SIGINT to tcptw (a background job of this non-interactive shell
- * starts with SIGINT ignored, as a terminal's foreground job does not:
- * tcptw installs its own handler and gives CMD the default back), which
- * passes it to CMD and still prints the report.
+ * Not root: the host has no tcptw.ko, and nobody may not setns(); run
+ * in tcptw's own netns needs neither. Another netns says what it needs.
+ */
+static void test_run_unprivileged(void **state)
+{
+	struct result r;
+
+	(void)state;
+	if (geteuid() || system("setpriv --help >/dev/null 2>&1")) {
+		print_message("# skip: needs root and setpriv\n");
+		return;
+	}
+	r = sh("cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "
+	       "$OLDPWD/tcptw run -- echo hi");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.out, "hi\n");
+	assert_non_null(strstr(r.err, "tcptw run: echo hi: exit 0"));
+	assert_null(strstr(r.err, "setns"));
+	done(&r);
+	r = sh("cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "
+	       "$OLDPWD/tcptw run --pid 1 -- echo hi");
+	assert_int_equal(r.rc, 1);
+	assert_string_equal(r.out, "");
+	assert_non_null(strstr(r.err, "needs CAP_SYS_ADMIN"));
+	done(&r);
+	r = sh("cd /tmp && setpriv --reuid=65534 --regid=65534 --clear-groups "
+	       "sh -c 'exec \"$0\" run --pid $$ -- echo hi' $OLDPWD/tcptw");
+	/* this shell's netns is tcptw's own: no setns() either */
+	assert_int_equal(r.rc, 0);
+	done(&r);
+}
+
+static volatile sig_atomic_t n_int;
+
+static void on_int(int sig)
+{
+	(void)sig;
+	n_int++;
+}
+
+/* CMD for the signal tests: counts SIGINTs, then dies of one. */
+static int sigcount_main(const char *path)
+{
+	struct sigaction sa = { 0 };
+	char ready[512];
+	FILE *f;
+	int i;
+
+	sa.sa_handler = on_int;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	snprintf(ready, sizeof(ready), "%s.ready", path);
+	f = fopen(ready, "w");
+	if (f)
+		fclose(f);
+	for (i = 0; !n_int && i < 3000; i++)
+		usleep(10000);
+	/* any second copy arrives in the next half second */
+	usleep(500000);
+	f = fopen(path, "w");
+	if (f) {
+		fprintf(f, "%d\n", (int)n_int);
+		fclose(f);
+	}
+	signal(SIGINT, SIG_DFL);
+	raise(SIGINT);
+	return 0;
+}
+
+static bool wait_file(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 1000; i++) {
+		if (!access(path, F_OK))
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/*
+ * In a session of its own (no terminal, SIGINT by default, as a
+ * foreground job's): "bash -c LOOP" with @loop, else tcptw run alone,
+ * around the counting CMD. SIGINT to the process group (@group), else to
+ * tcptw alone. CMD must count exactly one; its wait status.
+ */
+static int sigint_case(bool loop, bool group, int *count)
+{
+	char line[1024];
+	char *rep;
+	pid_t pid;
+	int st;
+
+	unlink("tests/tcptw-sig.count");
+	unlink("tests/tcptw-sig.count.ready");
+	unlink("tests/tcptw-sig.loop");
+	snprintf(line, sizeof(line), "for i in 1 2 3; do TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -- tests/test_cli sigcount tests/tcptw-sig.count "
+		 "2>/dev/null; echo $i >>tests/tcptw-sig.loop; done", fixtures());
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		int null = open("/dev/null", O_WRONLY);
+
+		setsid();
+		signal(SIGINT, SIG_DFL);
+		dup2(null, STDERR_FILENO);
+		if (loop)
+			execlp("bash", "bash", "-c", line, (char *)NULL);
+		else
+			execl("./tcptw", "tcptw", "run", "--", "tests/test_cli",
+			      "sigcount", "tests/tcptw-sig.count", (char *)NULL);
+		_exit(127);
+	}
+	assert_true(wait_file("tests/tcptw-sig.count.ready"));
+	/* the handlers are in place once CMD runs; the witness too */
+	usleep(200000);
+	assert_int_equal(kill(group ? -pid : pid, SIGINT), 0);
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	rep = slurp("tests/tcptw-sig.count");
+	*count = atoi(rep);
+	free(rep);
+	assert_int_equal(access("tests/tcptw-sig.loop", F_OK), -1);
+	return st;
+}
+
+/*
+ * Ctrl-C as a terminal sends it, and kill -INT of the group: CMD gets
+ * one SIGINT, not tcptw's copy too; tcptw dies of SIGINT after its
+ * report, so a shell loop around it stops. kill -INT of tcptw alone: CMD
+ * gets it from tcptw, once.
  */
 static void test_run_sigint(void **state)
 {
+	int st, n;
+
 	(void)state;
-	run_signalled("INT", 2);
+	st = sigint_case(true, true, &n);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	assert_int_equal(n, 1);
+	st = sigint_case(false, true, &n);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	assert_int_equal(n, 1);
+	st = sigint_case(false, false, &n);
+	assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGINT);
+	assert_int_equal(n, 1);
+	unlink("tests/tcptw-sig.count");
+	unlink("tests/tcptw-sig.count.ready");
 }
 
-int main(void)
+/*
+ * SIGTERM to tcptw alone: CMD gets it and dies of it, the report is still
+ * printed, and tcptw dies of SIGTERM too (the shell says 143).
+ */
+static void test_run_signal(void **state)
+{
+	char line[512];
+	struct result r;
+
+	(void)state;
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -j -- sleep 20 & p=$!; sleep 1; kill -TERM $p; "
+		 "wait $p", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 128 + SIGTERM);
+	assert_non_null(strstr(r.err, "\"signal\":15"));
+	assert_non_null(strstr(r.err, "\"interrupted\":true"));
+	done(&r);
+	/* killed: the same signal, the report still printed */
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 ./tcptw "
+		 "run -j -- sh -c 'kill -KILL $$'; exit $?", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 137);
+	assert_non_null(strstr(r.err, "\"exit_code\":null,\"signal\":9"));
+	done(&r);
+}
+
+/*
+ * The status line, on a terminal (script(1) gives one, 40 columns): cut
+ * to its width, and only where CMD's stdout is not that terminal.
+ */
+static void test_run_status_line(void **state)
+{
+	char line[512], *p, *q;
+	struct result r;
+
+	(void)state;
+	if (system("script --version >/dev/null 2>&1")) {
+		print_message("# skip: no script(1)\n");
+		return;
+	}
+	snprintf(line, sizeof(line), "script -qec 'stty cols 40; "
+		 "TCPTW_PROC_ROOT=%s/healthy/t1 ./tcptw run -i 0.05 -- sleep 0.5 "
+		 ">/dev/null' /dev/null", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	p = strstr(r.out, "\r\033[Ktcptw: ");
+	assert_non_null(p);
+	for (; p; p = q) {
+		p += 4;
+		q = strstr(p, "\r\033[K");
+		/* a status line; not the report after the last clear */
+		if (strncmp(p, "tcptw: ", 7) || p[7] < '0' || p[7] > '9')
+			continue;
+		assert_true((q ? (size_t)(q - p) : strcspn(p, "\r\n")) <= 39);
+	}
+	done(&r);
+	/* CMD's stdout on the same terminal: no status line to glue to */
+	snprintf(line, sizeof(line), "script -qec 'TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -i 0.05 -- sleep 0.5' /dev/null", fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	assert_null(strstr(r.out, "\033[K"));
+	done(&r);
+}
+
+/*
+ * A signal tcptw inherited ignored stays so, for tcptw and CMD: a
+ * background job of sh (SIGINT ignored) is not stopped by it.
+ */
+static void test_run_sig_ign(void **state)
+{
+	struct result r;
+	char line[512];
+	unsigned long long ign = 0;
+	char *p;
+
+	(void)state;
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -- grep SigIgn /proc/self/status & wait $!",
+		 fixtures());
+	r = sh(line);
+	assert_int_equal(r.rc, 0);
+	p = strstr(r.out, "SigIgn:");
+	assert_non_null(p);
+	sscanf(p + 7, "%llx", &ign);
+	assert_true(ign & (1ULL << (SIGINT - 1)));
+	done(&r);
+	/* and a foreground one's SIGINT is the default */
+	snprintf(line, sizeof(line), "TCPTW_PROC_ROOT=%s/healthy/t1 "
+		 "./tcptw run -- grep SigIgn /proc/self/status", fixtures());
+	r = sh(line);
+	p = strstr(r.out, "SigIgn:");
+	assert_non_null(p);
+	sscanf(p + 7, "%llx", &ign);
+	assert_false(ign & (1ULL << (SIGINT - 1)));
+	done(&r);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_usage_errors),
@@ -571,13 +908,22 @@ int main(void)
 		cmocka_unit_test(test_stat_module),
 		cmocka_unit_test(test_stat_probes_missed),
 		cmocka_unit_test(test_diagnose_exit_codes),
+		cmocka_unit_test(test_baseline_errors),
 		cmocka_unit_test(test_watch),
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_host),
+		cmocka_unit_test(test_usage_messages),
 		cmocka_unit_test(test_run),
+		cmocka_unit_test(test_run_output),
+		cmocka_unit_test(test_run_unprivileged),
 		cmocka_unit_test(test_run_signal),
 		cmocka_unit_test(test_run_sigint),
+		cmocka_unit_test(test_run_sig_ign),
+		cmocka_unit_test(test_run_status_line),
 	};
+
+	if (argc == 3 && !strcmp(argv[1], "sigcount"))
+		return sigcount_main(argv[2]);
 
 	return cmocka_run_group_tests_name("cli", tests, NULL, NULL);
 }

@@ -465,6 +465,9 @@ static void test_findings_complete(void **state)
 	}
 }
 
+/* why snapshot_load() refused a file */
+static char why_[200];
+
 static void test_baseline_roundtrip(void **state)
 {
 	char path[] = "/tmp/tcptw-baseline-XXXXXX";
@@ -479,7 +482,7 @@ static void test_baseline_roundtrip(void **state)
 	use_tree("conntrack_full", "t1");
 	snapshot_take(&a, SNAP_CT);
 	assert_int_equal(snapshot_save(&a, path), 0);
-	assert_int_equal(snapshot_load(&b, path), 0);
+	assert_int_equal(snapshot_load(&b, path, why_, sizeof(why_)), 0);
 	assert_true(b.ts > a.ts - 0.01 && b.ts < a.ts + 0.01);
 	assert_int_equal(b.mod.n, a.mod.n);
 	assert_int_equal(b.mib.n, a.mib.n);
@@ -490,7 +493,7 @@ static void test_baseline_roundtrip(void **state)
 	snapshot_free(&a);
 	snapshot_free(&b);
 	unlink(path);
-	assert_int_equal(snapshot_load(&b, "/nonexistent/b"), -ENOENT);
+	assert_int_equal(snapshot_load(&b, "/nonexistent/b", why_, sizeof(why_)), -ENOENT);
 }
 
 static char *slurp(const char *path)
@@ -526,7 +529,7 @@ static enum baseline_verdict verdict_of(const char *text,
 	char path[32];
 
 	write_tmp(path, text);
-	assert_int_equal(snapshot_load(&b, path), 0);
+	assert_int_equal(snapshot_load(&b, path, why_, sizeof(why_)), 0);
 	v = baseline_check(&b, cur, cur->ts, why, len);
 	snapshot_free(&b);
 	unlink(path);
@@ -553,7 +556,7 @@ static void test_baseline_checks(void **state)
 	snprintf(a.netns_id, sizeof(a.netns_id), "net:[4026531840]");
 	snprintf(a.boot_id, sizeof(a.boot_id), "0a6f-boot-1");
 	assert_int_equal(snapshot_save(&a, path), 0);
-	assert_int_equal(snapshot_load(&b, path), 0);
+	assert_int_equal(snapshot_load(&b, path, why_, sizeof(why_)), 0);
 	assert_true(b.complete);
 	assert_string_equal(b.netns_id, "net:[4026531840]");
 	assert_string_equal(b.boot_id, "0a6f-boot-1");
@@ -570,7 +573,7 @@ static void test_baseline_checks(void **state)
 			 BASE_TRUNCATED);
 	assert_non_null(strstr(why, "truncated"));
 	/* an #end that counts more than is there */
-	assert_int_equal(verdict_of("#ts 1\n#netns net:[4026531840]\n"
+	assert_int_equal(verdict_of("#ts 1700000000\n#netns net:[4026531840]\n"
 				    "mib.TcpExtTW 5\n#end 2\n", &a, why,
 				    sizeof(why)), BASE_TRUNCATED);
 	free(buf);
@@ -599,10 +602,64 @@ static void test_baseline_checks(void **state)
 	assert_non_null(strstr(why, "86400.0 s in the future"));
 	free(buf);
 	/* an older tcptw's file: used, with a warning */
-	assert_int_equal(verdict_of("#ts 1\nmib.TcpExtTW 5\n", &a, why,
+	assert_int_equal(verdict_of("#ts 1700000000\nmib.TcpExtTW 5\n", &a, why,
 				    sizeof(why)), BASE_OLD_FORMAT);
 	assert_non_null(strstr(why, "older tcptw"));
 	snapshot_free(&a);
+}
+
+/* Garbage is refused with the reason, whole: nothing of it is used. */
+static void test_baseline_garbage(void **state)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "#ts 1\n", "#ts '1' is not a time" },
+		{ "#ts 1700000000\n", "has no counters" },
+		{ "xx #ts 1700000000\nmib.X 1\n", "has no '#tcptw-baseline 1'" },
+		{ "#ts nan\nmib.X 1\n", "#ts 'nan'" },
+		{ "#ts -1\nmib.X 1\n", "#ts '-1'" },
+		{ "#ts 1e9\nmib.X 1\n", "#ts '1e9'" },
+		{ "-1\n", "has no '#tcptw-baseline 1'" },
+		{ "#ts 1700000000\nmib.X -1\n", "'-1' is not a number" },
+		{ "#ts 1700000000\nmib.X\n", "'' is not a number" },
+		{ "#ts 1700000000\nmib.X 1 2\n", "more than a name" },
+		{ "#ts 1700000000\nfoo 1\n", "no counter tcptw saves" },
+		{ "#ts 1700000000\n#ts 1700000001\nmib.X 1\n", "two #ts" },
+		{ "#tcptw-baseline 1\n#ts 1700000000\nmib.X 1\n#end 1\n",
+		  "lacks its #netns or #boot_id" },
+		{ "#tcptw-baseline 2\n#ts 1700000000\n", "newer format" },
+		{ "#tcptw-baseline 1\n#ts 1700000000\n#netns n\n#boot_id b\n"
+		  "mib.X 1\n#end 1\nmib.Y 2\n", "after the #end" },
+		{ "#tcptw-baseline 1\n#ts 1700000000\n#netns n\n#boot_id b\n"
+		  "mib.X 1\n#end x\n", "is not a count" },
+		{ "#tcptw-baseline 1\n#ts 1700000000\n#bogus 1\n", "unknown line" },
+	};
+	struct snapshot b;
+	char path[32];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		write_tmp(path, bad[i].text);
+		if (snapshot_load(&b, path, why_, sizeof(why_)) != -EINVAL ||
+		    !strstr(why_, bad[i].why))
+			print_message("# %s: %s\n", bad[i].text, why_);
+		assert_int_equal(snapshot_load(&b, path, why_, sizeof(why_)),
+				 -EINVAL);
+		assert_non_null(strstr(why_, bad[i].why));
+		unlink(path);
+	}
+	/* a NUL byte: not text */
+	strcpy(path, "/tmp/tcptw-base-XXXXXX");
+	i = mkstemp(path);
+	assert_int_equal(write(i, "#ts 1700000000\n\0mib.X 1\n", 25), 25);
+	close(i);
+	assert_int_equal(snapshot_load(&b, path, why_, sizeof(why_)), -EINVAL);
+	assert_non_null(strstr(why_, "NUL"));
+	unlink(path);
+	/* a directory: its errno, not "not a baseline" */
+	assert_int_equal(snapshot_load(&b, "/tmp", why_, sizeof(why_)), -EISDIR);
 }
 
 int main(void)
@@ -628,6 +685,7 @@ int main(void)
 		cmocka_unit_test(test_findings_complete),
 		cmocka_unit_test(test_baseline_roundtrip),
 		cmocka_unit_test(test_baseline_checks),
+		cmocka_unit_test(test_baseline_garbage),
 	};
 
 	return cmocka_run_group_tests_name("diagnose", tests, NULL, NULL);
