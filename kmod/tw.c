@@ -328,7 +328,10 @@ out:
 
 /*
  * inet_twsk_deschedule_put(tw): right after a TCP_TW_SYN verdict for this
- * socket on this CPU, in the softirq handling that SYN, a listener took
+ * socket on this CPU, with bottom halves still off while the same packet
+ * is handled (in the NET_RX softirq, or in the process that wrote the SYN
+ * to a tun device: tun_get_user() receives with BH disabled, not in a
+ * softirq, as vhost-net and packetdrill do), a listener took
  * the SYN: a recycle, whether or not the socket is still hashed (its
  * timer, ss -K or a netns purge may have unhashed it on another CPU
  * meanwhile). Else a socket already out of the established hash is one
@@ -348,7 +351,7 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 
 	if (syn)
 		stash->tw = NULL;
-	if (!syn || !in_serving_softirq() ||
+	if (!syn || !in_softirq() ||
 	    stash->rx != __this_cpu_read(softnet_data.processed) ||
 	    local_clock() - stash->when_ns > TW_SYN_WINDOW_NS) {
 		if (hlist_nulls_unhashed(&tw->tw_node))
