@@ -15,8 +15,10 @@
 # drained a backlog of 10 in CI's run (0 overflows). Asserted, backlog=10:
 # ListenOverflow > 0, == TcpExt ListenOverflows delta (== ListenDrops),
 # ListenSynCookieSent == SyncookiesSent, and the listeners row names
-# 198.18.0.2 port 80 with max_backlog 10 and the same overflow total.
-# Control, backlog=4096 at the same load: all 0 and no listeners row.
+# 198.18.0.2 port 80 with max_backlog 10 and the same overflow total;
+# the wire (srv's eth0): ListenOverflowSyn + ListenSynDrop == the SYNs srv
+# left unanswered. Control, backlog=4096 at the same load: all 0 and no
+# listeners row, no SYN unanswered.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -84,6 +86,10 @@ run_wrk()
 		check_err 1 "no nginx worker to stop (master $NGINX_PID)"
 		return 1
 	fi
+	# the wire: srv's eth0, handshakes only (SYN, RST or FIN: a SYN
+	# left unanswered is one the full queue dropped)
+	wire_start "wrk$backlog" "$srv" eth0 \
+		'tcp port 80 and tcp[tcpflags] & (tcp-syn|tcp-rst|tcp-fin) != 0'
 	bg_start "$WRK" timeout 60 ip netns exec "$cli" wrk -t2 -c200 -d5s \
 		--timeout 2s "http://$SRV/"
 	wrk_pid=$BG_PID
@@ -100,6 +106,7 @@ run_wrk()
 	ip -n "$cli" link set eth0 down
 	sleep 0.5
 	ns_snapshot "$srv" A s_
+	wire_stop
 	ROW=$(listener_row "$srv" $SRV 80)
 	kill "$NGINX_PID" 2>/dev/null
 	bg_wait "$NGINX_PID"
@@ -134,6 +141,11 @@ test_backlog10()
 			$(( $(d s_tw_ListenOverflowSyn) + $(d s_tw_ListenOverflowAck) )) "$mod"
 		check_mod_eq "srv ListenSynCookieSent == SyncookiesSent" \
 			"$(d s_tw_ListenSynCookieSent)" "$(d s_mib_TcpExtSyncookiesSent)"
+		# the wire: a SYN the full queue dropped got no answer
+		check_wire_eq "srv ListenOverflowSyn + ListenSynDrop" \
+			$(( $(d s_tw_ListenOverflowSyn) + $(d s_tw_ListenSynDrop) )) \
+			.totals.syn_unanswered
+		wire_dump
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "listeners row $SRV 80 overflow_syn + overflow_ack == ListenOverflow" \
 				"$(echo "$ROW" | awk 'NF { print $5 + $6 }')" "$mod"
@@ -163,6 +175,7 @@ test_backlog4096()
 		check_mod_eq "srv ListenOverflow" "$(d s_tw_ListenOverflow)" 0
 		check_mod_eq "srv ListenSynCookieSent" "$(d s_tw_ListenSynCookieSent)" 0
 		check_mod_eq "srv ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
+		check_wire_raw "SYNs srv left unanswered" 0 .totals.syn_unanswered
 		if [ "$HAVE_MODULE" = 1 ]; then
 			check_eq "listeners rows for $SRV 80" \
 				"$(printf '%s' "$ROW" | grep -c .)" 0
