@@ -21,7 +21,8 @@
 # 4. `tcptw conntrack -j` in ct after 20 loopback connections: its counts
 #    by TCP state == `conntrack -L`'s; with nf_conntrack_max at the count,
 #    diagnose names conntrack_full with the TIME_WAIT entries and the
-#    loopback upstream's notrack remedy.
+#    loopback upstream's notrack remedy; applied as printed, the same
+#    20 connections leave no entry.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -137,7 +138,7 @@ test_signal()
 test_conntrack()
 {
 	local T="conntrack: counts by state == conntrack -L, diagnose names them"
-	local out got want count
+	local out got want count rules
 
 	test_begin "$T"
 	setup_ns ct || { check_err 1 "setup failed"; log_test "$T"; return; }
@@ -183,6 +184,32 @@ test_conntrack()
 		"$(jqr "$TMPDIR_T/ct.diag" '[.findings[] | select(.id == "conntrack_full") | .evidence[] | select(.name == "conntrack tcp TIME_WAIT") | .value][0]')" 20
 	check_eq "remedy: notrack for the loopback upstream on :9000" \
 		"$(jqr "$TMPDIR_T/ct.diag" 'if any(.findings[]; .remedy | contains("notrack rule for the loopback upstream on :9000")) then 1 else 0 end')" 1
+	# the remedy applied as printed: its quoted nft rules in the raw
+	# output chain it names; the same 20 connections then leave no
+	# entry toward :9000 (nor its replies')
+	mapfile -t rules < <(jq -r '.findings[].remedy' "$TMPDIR_T/ct.diag" |
+		grep -o '"[^"]* oif lo notrack"' | tr -d '"')
+	diag "remedy rules: ${rules[*]}"
+	check_eq "nft rules in the remedy" "${#rules[@]}" 2
+	{
+		printf '%s\n' "table inet raw {" "chain output {" \
+			"type filter hook output priority raw; policy accept;"
+		printf '%s\n' "${rules[@]}"
+		printf '%s\n' "}" "}"
+	} | nsx "$ct" nft -f - || check_err 1 "the remedy's nft rules did not apply"
+	nsx "$ct" conntrack -F 2>/dev/null
+	server_start "$ct" "$TMPDIR_T/ct2.srv" --listen 127.0.0.1:9000 \
+		--count 20 --timeout 60 --close-first client ||
+		{ check_err 1 "no server"; log_test "$T"; return; }
+	timeout 60 "$TRAFFIC" client --connect 127.0.0.1:9000 --count 20 \
+		--netns "$(nspath "$ct")" --close-first client --timeout 30 \
+		>"$TMPDIR_T/ct2.cli.json"
+	check_err $? "client failed with the remedy applied"
+	bg_wait "$SERVER_PID"
+	check_eq "connections with the remedy applied" \
+		"$(json_get "$TMPDIR_T/ct2.cli.json" ok)" 20
+	check_eq "conntrack entries with port 9000 after them" \
+		"$(nsx "$ct" conntrack -L 2>/dev/null | grep -c 'port=9000')" 0
 	log_test "$T"
 	cleanup_ns "$ct"
 }

@@ -699,8 +699,9 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 		pn = ct_proto_name(dst->k.proto);
 		if (ctc_key_loopback(&dst->k) && dst->k.port)
 			snprintf(tail, sizeof(tail),
-				 "add a notrack rule for the loopback upstream on :%u (nft: table inet raw, chain output type filter hook output priority raw, \"%s dport %u oif lo notrack\")",
-				 dst->k.port, pn ? pn : "tcp", dst->k.port);
+				 "add a notrack rule for the loopback upstream on :%u, both directions (nft: table inet raw, chain output type filter hook output priority raw, \"%s dport %u oif lo notrack\" and \"%s sport %u oif lo notrack\"; the second, for the upstream's replies, or conntrack picks them up mid-stream)",
+				 dst->k.port, pn ? pn : "tcp", dst->k.port,
+				 pn ? pn : "tcp", dst->k.port);
 		else
 			snprintf(tail, sizeof(tail),
 				 "exempt the %llu entries toward that destination from tracking (nft \"notrack\" in a raw-priority chain) if no NAT or stateful rule needs them",

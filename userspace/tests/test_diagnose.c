@@ -353,6 +353,9 @@ static void test_conntrack_fillers(void **state)
 	assert_ptr_equal(strstr(f->remedy, "182 of 200 entries are TCP TIME_WAIT, held 120 s (nf_conntrack_tcp_timeout_time_wait): shorten it"),
 			 f->remedy);
 	assert_non_null(strstr(f->remedy, "or add a notrack rule for the loopback upstream on :9000"));
+	/* both directions: the replies would be picked up mid-stream */
+	assert_non_null(strstr(f->remedy, "\"tcp dport 9000 oif lo notrack\""));
+	assert_non_null(strstr(f->remedy, "\"tcp sport 9000 oif lo notrack\""));
 	ct_census_free(&c);
 
 	/* live flows of many destinations: raise the max, no notrack */
