@@ -45,9 +45,11 @@ enum tcptw_counter {
 };
 
 /*
- * Why tcp_twsk_unique() refused a TIME_WAIT 4-tuple, in the order they are
- * tested: the first that applies is the reason. The values index the
- * TwReuseDenied* counters from TCPTW_TW_REUSE_DENIED_DISABLED on.
+ * Why the kernel's tcp_twsk_unique() refuses a TIME_WAIT 4-tuple, in the
+ * order it tests them: the first that applies is the reason (reuse.c
+ * replays those tests after a failed connect(); the function itself is not
+ * hooked). The values index the TwReuseDenied* counters from
+ * TCPTW_TW_REUSE_DENIED_DISABLED on.
  */
 enum tcptw_reuse_reason {
 	TCPTW_REUSE_OK,
