@@ -292,7 +292,7 @@ check_nonneg()
 test_control()
 {
 	local T="prometheus: control (clients close first): the PAWS series is 0, no alert pending or firing"
-	local v
+	local v ins
 
 	test_begin "$T"
 	paws_run control 9 client
@@ -308,7 +308,19 @@ test_control()
 	# too (--all-netns), its loopback HTTP is no part of the scenario
 	v=$(prom_query "count_over_time(ALERTS{netns=~\"$c1|$c2|$nat|$srv\"}[10m])")
 	diag "ALERTS over the run: $v"
-	check_str "alerts pending or firing since the start, in c1 c2 nat srv" "$(jq -r '[.[].metric.alertname] | join(" ")' <<<"$v")" ""
+	# Two clients behind one NAT port: the NAT's conntrack may clash
+	# on that port (insert_failed), a real failure of the topology the
+	# PAWS scenario needs, not of the control. That alert, in nat, is
+	# allowed only where the kernel counted the clashes; any other
+	# alert anywhere in the scenario fails.
+	ins=$(nsx "$nat" conntrack -S 2>/dev/null |
+		grep -o 'insert_failed=[0-9]*' | awk -F= '{ s += $2 } END { print s + 0 }')
+	diag "nat conntrack -S insert_failed: $ins"
+	check_str "alerts pending or firing since the start, in c1 c2 nat srv (but nat's insert failures)" \
+		"$(jq -r --arg nat "$nat" '[.[].metric | select(.alertname != "TcptwConntrackInsertFailed" or .netns != $nat) | .alertname] | join(" ")' <<<"$v")" ""
+	if jq -e --arg nat "$nat" 'any(.[].metric; .alertname == "TcptwConntrackInsertFailed" and .netns == $nat)' <<<"$v" >/dev/null; then
+		check_gt "nat conntrack -S insert_failed (its alert fired)" "$ins" 0
+	fi
 	v=$(prom_query 'count_over_time(ALERTS[10m])' | jq -r '[.[] | .metric.alertname + "/" + .metric.alertstate + "/" + .metric.netns] | join(" ")')
 	[ -z "$v" ] || diag "alerts elsewhere (not the scenario's): $v; mon: $(nsx "$mon" grep -E '^(RstReceived|RstSent) ' "$TCPTW_PROC/counters" | tr -s ' \t\n' ' ') $(nsx "$mon" grep rst_received_idle "$TCPTW_PROC/hist")"
 	[ "$RET" = 0 ] || stack_diag
