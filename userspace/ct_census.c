@@ -79,7 +79,9 @@ int ct_census_init(struct ct_census *c)
 		c->timeout[i] = -1;
 	c->src.slot = calloc(CTC_TOP_SLOTS, sizeof(*c->src.slot));
 	c->dst.slot = calloc(CTC_TOP_SLOTS, sizeof(*c->dst.slot));
-	if (!c->src.slot || !c->dst.slot) {
+	c->src.heap = calloc(CTC_TOP_CAP, sizeof(*c->src.heap));
+	c->dst.heap = calloc(CTC_TOP_CAP, sizeof(*c->dst.heap));
+	if (!c->src.slot || !c->dst.slot || !c->src.heap || !c->dst.heap) {
 		ct_census_free(c);
 		return -ENOMEM;
 	}
@@ -90,8 +92,12 @@ void ct_census_free(struct ct_census *c)
 {
 	free(c->src.slot);
 	free(c->dst.slot);
+	free(c->src.heap);
+	free(c->dst.heap);
 	c->src.slot = NULL;
 	c->dst.slot = NULL;
+	c->src.heap = NULL;
+	c->dst.heap = NULL;
 }
 
 /* FNV-1a over the key's bytes */
@@ -106,28 +112,117 @@ static uint32_t key_hash(const struct ctc_key *k)
 	return h;
 }
 
-/* Linear probing; a full table (3/4 used) counts new keys as untracked. */
+#define SLOT_MASK (CTC_TOP_SLOTS - 1)
+
+/* Heap place @i now holds slot @si */
+static void heap_set(struct ctc_top *t, size_t i, size_t si)
+{
+	t->heap[i] = si;
+	t->slot[si].hpos = i;
+}
+
+/* A slot's n only grows: it can only sink (the root is the least n). */
+static void heap_down(struct ctc_top *t, size_t i)
+{
+	size_t c, si = t->heap[i];
+	uint64_t n = t->slot[si].n;
+
+	for (; (c = 2 * i + 1) < t->used; i = c) {
+		if (c + 1 < t->used &&
+		    t->slot[t->heap[c + 1]].n < t->slot[t->heap[c]].n)
+			c++;
+		if (t->slot[t->heap[c]].n >= n)
+			break;
+		heap_set(t, i, t->heap[c]);
+	}
+	heap_set(t, i, si);
+}
+
+static void heap_up(struct ctc_top *t, size_t i)
+{
+	size_t p, si = t->heap[i];
+	uint64_t n = t->slot[si].n;
+
+	for (; i > 0; i = p) {
+		p = (i - 1) / 2;
+		if (t->slot[t->heap[p]].n <= n)
+			break;
+		heap_set(t, i, t->heap[p]);
+	}
+	heap_set(t, i, si);
+}
+
+/* The slot of @k, or the free slot that ends its probe sequence. */
+static size_t slot_find(const struct ctc_top *t, const struct ctc_key *k)
+{
+	size_t i = key_hash(k) & SLOT_MASK;
+
+	while (t->slot[i].n && memcmp(&t->slot[i].k, k, sizeof(*k)))
+		i = (i + 1) & SLOT_MASK;
+	return i;
+}
+
+/*
+ * Free slot @i, shifting back the slots after it that probed past it
+ * (Knuth's algorithm R), so lookups still find them; the heap follows.
+ */
+static void slot_del(struct ctc_top *t, size_t i)
+{
+	size_t h, j = i;
+
+	for (;;) {
+		j = (j + 1) & SLOT_MASK;
+		if (!t->slot[j].n)
+			break;
+		h = key_hash(&t->slot[j].k) & SLOT_MASK;
+		/* stays if its home is cyclically in (i, j] */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		t->slot[i] = t->slot[j];
+		t->heap[t->slot[i].hpos] = i;
+		i = j;
+	}
+	t->slot[i].n = 0;
+}
+
+/*
+ * Space-Saving (see ct_census.h): counted exactly until CTC_TOP_CAP
+ * endpoints are held, then a new one replaces the one with the fewest
+ * entries (the heap's root), inheriting its count as err. O(log CAP).
+ */
 static void top_add(struct ctc_top *t, const struct ctc_key *k)
 {
-	size_t i = key_hash(k) & (CTC_TOP_SLOTS - 1);
-	struct ctc_slot *s;
+	size_t i = slot_find(t, k), root;
+	struct ctc_slot *s = &t->slot[i];
+	uint64_t min;
 
-	for (;; i = (i + 1) & (CTC_TOP_SLOTS - 1)) {
-		s = &t->slot[i];
-		if (!s->n)
-			break;
-		if (!memcmp(&s->k, k, sizeof(*k))) {
-			s->n++;
-			return;
-		}
-	}
-	if (t->used >= CTC_TOP_SLOTS / 4 * 3) {
-		t->untracked++;
+	if (s->n) {
+		s->n++;
+		heap_down(t, s->hpos);
 		return;
 	}
+	if (t->used < CTC_TOP_CAP) {
+		s->k = *k;
+		s->n = 1;
+		s->err = 0;
+		t->heap[t->used] = i;
+		s->hpos = t->used++;
+		heap_up(t, s->hpos);
+		return;
+	}
+	root = t->heap[0];
+	min = t->slot[root].n;
+	t->untracked += min - t->slot[root].err;
+	t->replaced++;
+	slot_del(t, root);
+	/* the shift may have freed a slot earlier in @k's probe sequence */
+	i = slot_find(t, k);
+	s = &t->slot[i];
 	s->k = *k;
-	s->n = 1;
-	t->used++;
+	s->n = min + 1;
+	s->err = min;
+	heap_set(t, 0, i);
+	heap_down(t, 0);
 }
 
 void ct_census_add(struct ct_census *c, const struct ctc_entry *e)
@@ -176,6 +271,11 @@ void ct_census_timeouts(struct ct_census *c)
 		if (tcptw_read_ints(rel, &v, 1) == 1)
 			c->timeout[i] = v;
 	}
+}
+
+uint64_t ct_census_floor(const struct ctc_top *t)
+{
+	return t->replaced && t->used ? t->slot[t->heap[0]].n : 0;
 }
 
 static int key_cmp(const struct ctc_key *a, const struct ctc_key *b)
@@ -325,16 +425,25 @@ static void print_top(struct out *o, const char *key, const char *title,
 		} else {
 			out_str(o, "endpoint", "  %-32s", ep);
 		}
-		out_u64(o, "entries", " %12llu\n", top[i]->n);
+		out_u64(o, "entries", " %12llu", top[i]->n);
+		out_u64(o, "max_overcount", top[i]->err ?
+			"  (at most %llu over)" : NULL, top[i]->err);
+		out_text(o, "\n");
 		out_obj_close(o);
 	}
 	out_arr_close(o);
-	/* more endpoints than the bounded table counts: said, not dropped */
-	if (t->untracked)
-		out_text(o, "%s", ind);
-	out_u64(o, dst ? "untracked_destinations" : "untracked_sources",
-		t->untracked ? "  (+%llu entries of endpoints not counted one by one)\n" :
-		NULL, t->untracked);
+	/* more endpoints than the bounded table holds: said, not hidden */
+	if (t->replaced) {
+		out_text(o, "%s  (approximate past %u endpoints: ", ind,
+			 CTC_TOP_CAP);
+		out_text(o, "each count at most its overcount above the true one; ");
+		out_text(o, "one not listed has at most %llu entries; ",
+			 (unsigned long long)ct_census_floor(t));
+		out_text(o, "at most %llu entries are of ones not held)\n",
+			 (unsigned long long)t->untracked);
+	}
+	out_u64(o, dst ? "untracked_destinations" : "untracked_sources", NULL,
+		t->untracked);
 }
 
 void print_ct_census(struct out *o, const struct ct_census *c,

@@ -22,12 +22,23 @@
 #define CTC_ZONES 16
 
 /*
- * Endpoints counted exactly per table (sources, destinations): a power of
- * two; at most 3/4 of it used, entries of further endpoints are counted
- * as "untracked" (said in the output), so a table of a million sources
- * costs no more than this.
+ * Sources and destinations are each counted in a fixed table of
+ * CTC_TOP_SLOTS hash slots holding at most CTC_TOP_CAP endpoints (3/4 of
+ * it), so a table of a million sources costs no more than this. While at
+ * most CTC_TOP_CAP distinct endpoints were seen, every count is exact
+ * (err 0, replaced 0). Beyond that the table is a Space-Saving summary
+ * (Metwally, Agrawal, El Abbadi, "Efficient computation of frequent and
+ * top-k elements in data streams", ICDT 2005): a new endpoint takes the
+ * slot of the one with the fewest entries, inheriting its count + 1 and
+ * recording that inherited count as its err. Then:
+ *  - an endpoint's true count is in [n - err, n];
+ *  - every endpoint with more than total / CTC_TOP_CAP entries is held;
+ *    one not held has at most the least n held (ct_census_floor());
+ *  - an endpoint with n - err above another's n has more entries than it.
+ * The n of a table add up to the entries counted.
  */
 #define CTC_TOP_SLOTS 4096
+#define CTC_TOP_CAP (CTC_TOP_SLOTS / 4 * 3)
 
 struct ctc_key {
 	uint8_t family;		/* AF_INET, AF_INET6 */
@@ -38,13 +49,21 @@ struct ctc_key {
 
 struct ctc_slot {
 	struct ctc_key k;
-	uint64_t n;		/* 0: a free slot */
+	uint32_t hpos;		/* its place in ctc_top.heap */
+	uint64_t n;		/* entries, at most err over; 0: a free slot */
+	uint64_t err;		/* n's maximum overcount (0: n is exact) */
 };
 
 struct ctc_top {
-	struct ctc_slot *slot;	/* CTC_TOP_SLOTS of them */
+	struct ctc_slot *slot;	/* CTC_TOP_SLOTS of them, linear probing */
+	uint16_t *heap;		/* used slot indices, a min-heap on n */
 	size_t used;
-	uint64_t untracked;	/* entries of endpoints beyond the table */
+	uint64_t replaced;	/* endpoints that gave up their slot */
+	/*
+	 * At most this many entries are of endpoints not held (the sum of
+	 * err): 0 while the counts are exact.
+	 */
+	uint64_t untracked;
 };
 
 /* One entry as the dump gives it. */
@@ -74,13 +93,18 @@ struct ct_census {
 
 int ct_census_init(struct ct_census *c);
 void ct_census_free(struct ct_census *c);
-/* One entry. Never fails: an endpoint that does not fit is untracked. */
+/* One entry. Never fails: past CTC_TOP_CAP endpoints, counts turn approximate. */
 void ct_census_add(struct ct_census *c, const struct ctc_entry *e);
 /* The timeout sysctls of the current netns (or proc root). */
 void ct_census_timeouts(struct ct_census *c);
-/* Up to @max endpoints of @t, most entries first (ties by key), into @out. */
+/*
+ * Up to @max endpoints of @t, largest n first (ties by key), into @out;
+ * each n is at most its err above the true count.
+ */
 size_t ct_census_top(const struct ctc_top *t, const struct ctc_slot **out,
 		     size_t max);
+/* The most entries an endpoint not held in @t can have (0 if none). */
+uint64_t ct_census_floor(const struct ctc_top *t);
 /* "ESTABLISHED", ...; NULL for a number out of range. */
 const char *ct_tcp_state_name(unsigned int st);
 /* "nf_conntrack_tcp_timeout_time_wait", ...; NULL for none. */
@@ -101,7 +125,8 @@ int ct_census_collect(struct ct_census *c);
 struct out;
 /*
  * @c, plain (each line after @ind) and JSON ("census": {"dumped",
- * "protocols", "tcp_states", "zones", "sources", "destinations"}): tcptw
+ * "protocols", "tcp_states", "zones", "sources", "destinations", each
+ * endpoint with "entries" and "max_overcount"}): tcptw
  * conntrack, and stat's conntrack part.
  */
 void print_ct_census(struct out *o, const struct ct_census *c,
