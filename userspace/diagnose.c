@@ -650,16 +650,18 @@ static void ct_fillers(struct finding *f, const struct diag_input *in,
 		     (unsigned long long)c->proto[IPPROTO_UDP],
 		     (unsigned long long)c->total);
 	}
+	/* n - err: the entries it surely has (n while the census is exact) */
 	if (ct_census_top(&c->dst, top, 1) &&
-	    top[0]->n >= CT_FILL_SHARE * c->total) {
+	    top[0]->n - top[0]->err >= CT_FILL_SHARE * c->total) {
 		*dst = top[0];
 		ctc_key_str(&top[0]->k, ep, sizeof(ep));
 		pn = ct_proto_name(top[0]->k.proto);
 		snprintf(name, sizeof(name), "conntrack to %.8s %s",
 			 pn ? pn : "proto", ep);
-		ev_value(f, name, top[0]->n);
-		note(f, "%llu of %llu entries go to %s %s%s",
-		     (unsigned long long)top[0]->n,
+		ev_value(f, name, top[0]->n - top[0]->err);
+		note(f, "%s%llu of %llu entries go to %s %s%s",
+		     top[0]->err ? "at least " : "",
+		     (unsigned long long)(top[0]->n - top[0]->err),
 		     (unsigned long long)c->total, pn ? pn : "proto", ep,
 		     ctc_key_loopback(&top[0]->k) ?
 		     " (loopback: an upstream on this host)" : "");
@@ -704,8 +706,9 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 				 pn ? pn : "tcp", dst->k.port);
 		else
 			snprintf(tail, sizeof(tail),
-				 "exempt the %llu entries toward that destination from tracking (nft \"notrack\" in a raw-priority chain) if no NAT or stateful rule needs them",
-				 (unsigned long long)dst->n);
+				 "exempt the %s%llu entries toward that destination from tracking (nft \"notrack\" in a raw-priority chain) if no NAT or stateful rule needs them",
+				 dst->err ? "at least " : "",
+				 (unsigned long long)(dst->n - dst->err));
 	}
 	snprintf(f->remedy, sizeof(f->remedy), "%s%s%s%s. %s", what,
 		 *what && *tail ? ", or " : "",

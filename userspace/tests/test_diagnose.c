@@ -387,6 +387,35 @@ static void test_conntrack_fillers(void **state)
 }
 
 /*
+ * Issue 40: 5,000 one-entry destinations fill the census before the
+ * loopback upstream's TIME_WAIT entries; its remedy is named all the same.
+ */
+static void test_conntrack_late_filler(void **state)
+{
+	struct run *run = diagnose_scenario("conntrack_full");
+	const struct finding *f;
+	struct ct_census c;
+	unsigned int i;
+
+	(void)state;
+	assert_int_equal(ct_census_init(&c), 0);
+	c.timeout[CTC_TCP_TIME_WAIT] = 120;
+	for (i = 0; i < 5000; i++)
+		ctc_fill(&c, 1, CTC_TCP_ESTABLISHED, 0xc6120000 | i, 80, 1);
+	ctc_fill(&c, 6000, CTC_TCP_TIME_WAIT, 0x7f000001, 9000, 50);
+	run->in.ctc = &c;
+	diagnose_run(&run->in, &run->r);
+	f = &run->r.f[0];
+	assert_string_equal(f->id, "conntrack_full");
+	assert_non_null(strstr(f->remedy, "or add a notrack rule for the loopback upstream on :9000"));
+	assert_non_null(strstr(f->remedy, "\"tcp dport 9000 oif lo notrack\""));
+	/* the entries it surely has: n - err */
+	assert_int_equal(ev(f, "conntrack to tcp 127.0.0.1:9000")->v, 6000);
+	ct_census_free(&c);
+	run_free(run);
+}
+
+/*
  * SNAT tuple clashes bump conntrack's drop as well as insert_failed: they
  * are not a full table, with the module or without it.
  */
@@ -681,6 +710,7 @@ int main(void)
 		cmocka_unit_test(test_accept_queue),
 		cmocka_unit_test(test_conntrack_full),
 		cmocka_unit_test(test_conntrack_fillers),
+		cmocka_unit_test(test_conntrack_late_filler),
 		cmocka_unit_test(test_conntrack_clash),
 		cmocka_unit_test(test_nat_idle_reset),
 		cmocka_unit_test(test_busy_reset),
