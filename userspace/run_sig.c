@@ -43,6 +43,13 @@
 #include "proc.h"
 #include "run_sig.h"
 
+/* the same number on every architecture since 5.9; glibc < 2.32 (bullseye)
+ * has no name for it, and ENOSYS on older kernels takes the loop below
+ */
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
 /* The signals that stop the run; each is passed on, or not, as above. */
 static const int stop_sigs[] = { SIGINT, SIGTERM, SIGHUP };
 #define N_STOP ARRAY_SIZE(stop_sigs)
