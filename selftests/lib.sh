@@ -521,6 +521,14 @@ have_nat()
 	return $rc
 }
 
+# require_nat : skip the script (exit 4) without nftables NAT and conntrack
+require_nat()
+{
+	have_nat && return 0
+	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
+	exit $ksft_skip
+}
+
 # --------------------------------------------------------- processes
 
 # bg_start OUTFILE CMD... : run CMD in the background, stdout to OUTFILE;

@@ -16,6 +16,13 @@ require_traffic()
 		exit $ksft_skip
 	fi
 }
+# require_cli : skip the script (exit 4) without the tcptw CLI
+require_cli()
+{
+	[ -x "$TCPTW_CLI" ] && return 0
+	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
+	exit $ksft_skip
+}
 # json_get FILE KEY : a number from tcptw_traffic's JSON summary; KEY may be
 # errors.NAME. Prints 0 if absent.
 json_get()

@@ -35,14 +35,8 @@ require_root
 require_cmd ip nft conntrack nstat python3
 require_traffic
 require_module
-if [ ! -x "$TCPTW_CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
-	exit $ksft_skip
-fi
-if ! have_nat; then
-	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
-	exit $ksft_skip
-fi
+require_cli
+require_nat
 
 # nat_paws CLOSE_FIRST NAME : one NAT + PAWS run, diagnose in srv
 nat_paws()

@@ -27,10 +27,7 @@ require_cmd ip python3
 require_module
 # every failure is asserted to leave its event
 events_every
-if [ ! -x "$TCPTW_CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
-	exit $ksft_skip
-fi
+require_cli
 PROMTOOL=${PROMTOOL:-$LIB_DIR/../.cache/tools/promtool/promtool}
 
 # burst NS N CLOSE : N connects over lo in NS. CLOSE=refused: to a closed

@@ -43,10 +43,7 @@ require_traffic
 require_module
 # every failure is asserted to leave its event
 events_every
-if ! have_nat; then
-	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
-	exit $ksft_skip
-fi
+require_nat
 
 # N odd: with one TS offset per client the number of rejections is
 # exactly (N-1)/2 whichever client has the lower offset. Kernels that hash

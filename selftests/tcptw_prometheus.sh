@@ -66,14 +66,8 @@ if [ -z "$PROMETHEUS" ] || [ -z "$NODE_EXPORTER" ]; then
 fi
 require_traffic
 require_module
-if ! have_nat; then
-	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
-	exit $ksft_skip
-fi
-if [ ! -x "$TCPTW_CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
-	exit $ksft_skip
-fi
+require_nat
+require_cli
 
 TEXTDIR=$TMPDIR_T/textfile
 SHIM=$TMPDIR_T/bin

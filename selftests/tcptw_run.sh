@@ -30,10 +30,7 @@ require_root
 require_cmd ip nft conntrack python3
 require_traffic
 require_module
-if [ ! -x "$TCPTW_CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
-	exit $ksft_skip
-fi
+require_cli
 
 CT_MAX_SAVED=
 test_cleanup()

@@ -88,14 +88,8 @@ require_root
 require_cmd ip nft conntrack nginx wrk ss python3
 require_traffic
 require_module
-if ! have_nat; then
-	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
-	exit $ksft_skip
-fi
-if [ ! -x "$TCPTW_CLI" ]; then
-	echo "SKIP: the tcptw CLI is not built ($TCPTW_CLI; make userspace)"
-	exit $ksft_skip
-fi
+require_nat
+require_cli
 
 SECS=${SEED000_SECS:-3}
 CONNS=50

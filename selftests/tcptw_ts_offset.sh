@@ -26,10 +26,7 @@ require_root
 require_cmd ip nft conntrack nstat
 require_traffic
 require_module
-if ! have_nat; then
-	echo "SKIP: nftables masquerade or conntrack unavailable (see config)"
-	exit $ksft_skip
-fi
+require_nat
 
 N=${TCPTW_TS_N:-21}
 TCPTW_CLI=${TCPTW_CLI:-$LIB_DIR/../userspace/tcptw}
