@@ -132,6 +132,21 @@ test_signal()
 	log_test "$T"
 }
 
+# lo_connects TAG : 20 connections to a server on 127.0.0.1:9000 in $ct,
+# the client closing first (client JSON in $TMPDIR_T/TAG.cli.json, its
+# exit status in LO_RC); 1 if the server did not start
+lo_connects()
+{
+	server_start "$ct" "$TMPDIR_T/$1.srv" --listen 127.0.0.1:9000 \
+		--count 20 --timeout 60 --close-first client || return 1
+	timeout 60 "$TRAFFIC" client --connect 127.0.0.1:9000 --count 20 \
+		--netns "$(nspath "$ct")" --close-first client --timeout 30 \
+		>"$TMPDIR_T/$1.cli.json"
+	LO_RC=$?
+	bg_wait "$SERVER_PID"
+	return 0
+}
+
 test_conntrack()
 {
 	local T="conntrack: counts by state == conntrack -L, diagnose names them"
@@ -143,13 +158,7 @@ test_conntrack()
 		"type filter hook output priority 0; policy accept;" \
 		"ct state new counter" "}" "}" | nsx "$ct" nft -f - ||
 		{ check_err 1 "nft"; log_test "$T"; return; }
-	server_start "$ct" "$TMPDIR_T/ct.srv" --listen 127.0.0.1:9000 \
-		--count 20 --timeout 60 --close-first client ||
-		{ check_err 1 "no server"; log_test "$T"; return; }
-	timeout 60 "$TRAFFIC" client --connect 127.0.0.1:9000 --count 20 \
-		--netns "$(nspath "$ct")" --close-first client --timeout 30 \
-		>"$TMPDIR_T/ct.cli.json"
-	bg_wait "$SERVER_PID"
+	lo_connects ct || { check_err 1 "no server"; log_test "$T"; return; }
 	out=$TMPDIR_T/ct.json
 	# the same moment: TIME_WAIT entries live 120 s, nothing else runs
 	ip netns exec "$ct" "$TCPTW_CLI" conntrack -j >"$out" 2>"$out.err"
@@ -195,14 +204,8 @@ test_conntrack()
 		printf '%s\n' "}" "}"
 	} | nsx "$ct" nft -f - || check_err 1 "the remedy's nft rules did not apply"
 	nsx "$ct" conntrack -F 2>/dev/null
-	server_start "$ct" "$TMPDIR_T/ct2.srv" --listen 127.0.0.1:9000 \
-		--count 20 --timeout 60 --close-first client ||
-		{ check_err 1 "no server"; log_test "$T"; return; }
-	timeout 60 "$TRAFFIC" client --connect 127.0.0.1:9000 --count 20 \
-		--netns "$(nspath "$ct")" --close-first client --timeout 30 \
-		>"$TMPDIR_T/ct2.cli.json"
-	check_err $? "client failed with the remedy applied"
-	bg_wait "$SERVER_PID"
+	lo_connects ct2 || { check_err 1 "no server"; log_test "$T"; return; }
+	check_err "$LO_RC" "client failed with the remedy applied"
 	check_eq "connections with the remedy applied" \
 		"$(json_get "$TMPDIR_T/ct2.cli.json" ok)" 20
 	check_eq "conntrack entries with port 9000 after them" \
