@@ -96,11 +96,22 @@ _check_wire()
 		"$range" "$what: wire $5 (trace $WIRE_MISS packets short)" \
 			"$got" "$wire" $((wire + WIRE_MISS))
 	fi
-	# which packets made the wire's count: a disagreement's first clue
-	if [[ "$got" =~ ^[0-9]+$ ]] && { [ "$got" -lt "$wire" ] ||
-	   [ "$got" -gt $((wire + ${WIRE_MISS:-0})) ]; }; then
-		wire_explain "${5##*.}"
-	fi
+	_wire_explain_outside "$got" "$wire" $((wire + ${WIRE_MISS:-0})) "$5"
+}
+
+# _wire_explain_outside GOT LO HI JQ... : GOT outside LO..HI, the packets
+# of each JQ's count (which packets made the wire's count: a
+# disagreement's first clue)
+_wire_explain_outside()
+{
+	local got=$1 lo=$2 hi=$3 jq
+
+	shift 3
+	[[ "$got" =~ ^[0-9]+$ ]] || return 0
+	[ "$got" -lt "$lo" ] || [ "$got" -gt "$hi" ] || return 0
+	for jq in "$@"; do
+		wire_explain "${jq##*.}"
+	done
 }
 
 wire_explain()
@@ -131,11 +142,7 @@ check_wire_upto()
 	more=$(wire_get "$4") || return 0
 	check_mod_range "$what: wire $3 .. + $4${WIRE_MISS:+ + $WIRE_MISS missed}" \
 		"$got" "$lo" $((lo + more + ${WIRE_MISS:-0}))
-	if [[ "$got" =~ ^[0-9]+$ ]] && { [ "$got" -lt "$lo" ] ||
-	   [ "$got" -gt $((lo + more + ${WIRE_MISS:-0})) ]; }; then
-		wire_explain "${3##*.}"
-		wire_explain "${4##*.}"
-	fi
+	_wire_explain_outside "$got" "$lo" $((lo + more + ${WIRE_MISS:-0})) "$3" "$4"
 }
 
 # check_wire_raw WHAT GOT JQ : as check_wire_eq for a value that is not
