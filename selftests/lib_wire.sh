@@ -160,12 +160,14 @@ wire_dump()
 }
 
 # peer_col NS ADDR PORT COLUMN : a column of NS's peers row for ADDR PORT
-# (by the header's names), 0 without the row or the module
+# (by the header's names), 0 without the row or the module; a column the
+# header lacks prints "no-column-COLUMN", which no check takes for a count
 peer_col()
 {
 	[ "$HAVE_MODULE" = 1 ] || { echo 0; return; }
 	nsx "$1" awk -v a="$2" -v p="$3" -v col="$4" '
 		NR == 1 { for (i = 1; i <= NF; i++) if ($i == col) c = i; next }
-		$1 == a && $2 == p { v = $c }
-		END { print v + 0 }' "$TCPTW_PROC/peers"
+		c && $1 == a && $2 == p { v = $c }
+		END { if (!c) print "no-column-" col; else print v + 0 }' \
+		"$TCPTW_PROC/peers"
 }

@@ -427,7 +427,7 @@ b_run()
 	check_mod_eq "srv ConnectPortExhausted == nginx E99 log lines" \
 		"$(d s_tw_ConnectPortExhausted)" "$E99"
 	check_mod_eq "peers 127.0.0.1 9000 port_exhausted == E99 log lines" \
-		"$(peer_col 127.0.0.1 9000 port_exhausted)" "$E99"
+		"$(peer_col "$srv" 127.0.0.1 9000 port_exhausted)" "$E99"
 	have_cli || return 0
 	run_eq counters ConnectPortExhausted "$E99"
 	run_eq mib TcpExtTWRecycled "$(d s_mib_TcpExtTWRecycled)"
@@ -437,16 +437,6 @@ b_run()
 		"$(findings "$TMPDIR_T/$1.run.json" | grep -cw port_exhaustion)" 1
 	check_mod_eq "tcptw run: port_exhaustion evidence ConnectPortExhausted" \
 		"$(evidence "$TMPDIR_T/$1.run.json" ConnectPortExhausted)" "$E99"
-}
-
-# peer_col ADDR PORT COLUMN : a column of srv's peers row, 0 if no row
-peer_col()
-{
-	nsx "$srv" cat "$TCPTW_PROC/peers" 2>/dev/null |
-		awk -v a="$1" -v p="$2" -v c="$3" '
-		NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
-		$1 == a && $2 == p { v = $(col[c]); f = 1 }
-		END { if (!(c in col)) exit 1; print f ? v : 0 }'
 }
 
 peers_dump()
@@ -487,8 +477,13 @@ test_ports_tw_reuse()
 	fi
 	SRV_SYSCTLS=("${PORTS[@]}" net.ipv4.tcp_tw_reuse=1)
 	if b_run tw_reuse; then
+		check_gt "srv TcpExt TWRecycled" "$(d s_mib_TcpExtTWRecycled)" 0
 		check_mod_eq "srv TwReuseGranted == TcpExt TWRecycled" \
 			"$(d s_tw_TwReuseGranted)" "$(d s_mib_TcpExtTWRecycled)"
+		# the attribution: every recycle on nginx's connects to php-fpm
+		check_mod_eq "peers 127.0.0.1 9000 reuse_granted == TcpExt TWRecycled" \
+			"$(peer_col "$srv" 127.0.0.1 9000 reuse_granted)" \
+			"$(d s_mib_TcpExtTWRecycled)"
 		diag "tcp_tw_reuse 0 -> 1: E99 lines ${PORTS_E99:-?} -> $E99, requests ${PORTS_REQS:-?} -> $(awk '/requests in/ { print $1 }' "$WRK"), TWRecycled 0 -> $(d s_mib_TcpExtTWRecycled)"
 	fi
 	SRV_SYSCTLS=()

@@ -274,10 +274,18 @@ test_netns()
 	log_test "$name"
 }
 
+# wire_out NAME : packets of srv's nft counter NAME (test_floods)
+wire_out()
+{
+	nsx "$srv" nft list counter inet w "$1" |
+		awk '/packets/ { for (i = 1; i < NF; i++) if ($i == "packets") print $(i + 1) }'
+}
+
 test_floods()
 {
 	local name="soak: ${FLOOD_S} s SYN flood with cookies, ${FLOOD_S} s RST flood"
 	local cli srv out=$TMPDIR_T/flood c0 c1 m0 m1 r0 r1 o0 o1 ev spid
+	local w0 w1 x0 x1 x2
 
 	test_begin "$name"
 	setup_ns cli srv
@@ -289,6 +297,13 @@ test_floods()
 	printf '%s\n' "table inet f {" "chain in {" \
 		"type filter hook input priority 0; policy drop;" "}" "}" |
 		nsx "$cli" nft -f -
+	# the wire's truth: what srv sends, counted by netfilter (with
+	# tcp_syncookies=2 every SYN-ACK is a cookie)
+	printf '%s\n' "table inet w {" "counter synack {}" "counter rst {}" \
+		"chain out {" "type filter hook output priority 0; policy accept;" \
+		"tcp flags & (syn | ack) == syn | ack counter name synack" \
+		"tcp flags & rst == rst counter name rst" "}" "}" |
+		nsx "$srv" nft -f - || check_err 1 "nft output counters"
 	server_start "$srv" "$out.srv" --listen 198.18.5.2:8080 --no-accept \
 		--timeout $((FLOOD_S * 2 + 60)) || check_err 1 "server did not start"
 	spid=$SERVER_PID
@@ -296,14 +311,17 @@ test_floods()
 	# srv's counters and MIBs before, between and after the floods
 	declare -A F0=() F1=() F2=()
 	ns_snapshot "$srv" F0 ""
+	w0=$(wire_out synack) x0=$(wire_out rst)
 	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:8080 --seconds "$FLOOD_S" \
 		--netns "$(nspath "$cli")" >"$out.syn"
 	sleep 0.5
 	ns_snapshot "$srv" F1 ""
+	w1=$(wire_out synack) x1=$(wire_out rst)
 	"$FLOOD" --src 198.18.5.1 --dst 198.18.5.2:9 --seconds "$FLOOD_S" \
 		--netns "$(nspath "$cli")" >"$out.rst"
 	sleep 0.5
 	ns_snapshot "$srv" F2 ""
+	x2=$(wire_out rst)
 	c0=${F0[tw_ListenSynCookieSent]} c1=${F1[tw_ListenSynCookieSent]}
 	m0=${F0[mib_TcpExtSyncookiesSent]} m1=${F1[mib_TcpExtSyncookiesSent]}
 	r0=${F1[tw_RstSent]} r1=${F2[tw_RstSent]}
@@ -316,9 +334,12 @@ test_floods()
 	diag "SYN flood: $(cat "$out.syn"); SyncookiesSent +$S_COOKIES, ListenSynCookieSent +$((c1 - c0))"
 	diag "RST flood: $(cat "$out.rst"); OutRsts +$((o1 - o0)), RstSent +$((r1 - r0)); events lines $ev"
 	check_gt "SyncookiesSent delta" "$S_COOKIES" 0
-	check_eq "ListenSynCookieSent == SyncookiesSent delta" $((c1 - c0)) "$S_COOKIES"
+	check_eq "SyncookiesSent delta == SYN-ACKs srv sent (nft)" "$S_COOKIES" $((w1 - w0))
+	check_eq "ListenSynCookieSent == SYN-ACKs srv sent (nft)" $((c1 - c0)) $((w1 - w0))
+	check_eq "RSTs srv sent during the SYN flood (nft)" $((x1 - x0)) 0
 	check_gt "OutRsts delta" $((o1 - o0)) 0
-	check_eq "RstSent == OutRsts delta" $((r1 - r0)) $((o1 - o0))
+	check_eq "OutRsts delta == RSTs srv sent (nft)" $((o1 - o0)) $((x2 - x1))
+	check_eq "RstSent == RSTs srv sent (nft)" $((r1 - r0)) $((x2 - x1))
 	check_eq "events lines <= ring size (1024)" \
 		"$([ "$ev" -le 1024 ] && echo 1 || echo 0)" 1
 	kill "$spid" 2>/dev/null
