@@ -187,6 +187,33 @@ tcptw_ct_states()
 	jqr "$1" '.conntrack.census.tcp_states | to_entries | sort_by(.key) |
 		map("\(.key) \(.value.entries)") | join("\n")'
 }
+# remedy_commands FILE ID : the "commands" of finding ID in FILE (a
+# diagnose -j output or a run -j report), one line each
+remedy_commands()
+{
+	jq -r --arg id "$2" "$JQ_NS"' | .findings[] | select(.id == $id) |
+		.commands | join("\n")' "$1"
+}
+# remedy_apply NS FILE ID : run in NS, as printed, every command of
+# finding ID in FILE; APPLIED: how many ran, APP: the finding's
+# "application". False if one failed (a test error).
+remedy_apply()
+{
+	local ns=$1 file=$2 id=$3 c
+
+	APPLIED=0
+	APP=$(jq -r --arg id "$id" "$JQ_NS"' | .findings[] |
+		select(.id == $id) | .application' "$file")
+	while IFS= read -r c; do
+		[ -n "$c" ] || continue
+		diag "applying in $ns: $c"
+		if ! ip netns exec "$ns" sh -c "$c" >/dev/null; then
+			check_err 1 "remedy command failed: $c"
+			return 1
+		fi
+		APPLIED=$((APPLIED + 1))
+	done < <(remedy_commands "$file" "$id")
+}
 # check_findings NAME FILE WANT [MAY...] : diagnose's (or a run's) findings
 # in FILE include every id of WANT (a space-separated list) and nothing
 # but those and the MAY ids: findings that a starved guest adds on its

@@ -133,6 +133,27 @@ static struct finding *add(struct diag_result *r, const char *id,
 	return f;
 }
 
+/* A command of the remedy (the finding's "commands"). */
+static void __attribute__((format(printf, 2, 3)))
+cmd(struct finding *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (f->ncmds == DIAG_MAX_CMDS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(f->cmds[f->ncmds++], sizeof(f->cmds[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* sysctl -w NAME=V when V is more than the current value */
+static void cmd_raise(struct finding *f, const struct diag_input *in,
+		      int sc, const char *name, long long v)
+{
+	if (!in->sys->have[sc] || in->sys->v[sc] < v)
+		cmd(f, "sysctl -w %s=%lld", name, v);
+}
+
 /* Evidence from a counter delta; nothing if it did not move. */
 static void ev_delta(struct finding *f, const struct diag_input *in,
 		     const char *name, uint64_t d)
@@ -343,6 +364,9 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 		REMEDY_PAWS);
 	if (!f)
 		return;
+	f->app = true;
+	if (sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0)
+		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
 	ev_delta(f, in, "TwSynPawsRejected", syn);
 	ev_delta(f, in, "TwPawsRejected", tw);
 	ev_delta(f, in, "TcpExtPAWSTimewait", ktw);
@@ -377,6 +401,9 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 		REMEDY_SEQ);
 	if (!f)
 		return;
+	f->app = true;
+	if (ts_off)
+		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
 	ev_delta(f, in, "TwSynSeqRejected", seq);
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
@@ -402,6 +429,7 @@ static void rule_fin_wait2(const struct diag_input *in, struct diag_result *r)
 		REMEDY_FW2);
 	if (!f)
 		return;
+	f->app = true;
 	ev_delta(f, in, "TwSynFinWait2Rejected", n);
 	ev_delta(f, in, "TwRstSent", mod_delta(in, "TwRstSent"));
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
@@ -447,6 +475,24 @@ static void tw_sides(struct finding *f, const struct diag_input *in)
 	}
 }
 
+/*
+ * The host's part of the ports remedy: the widest usual range, then what
+ * stood in the way of reuse. Keep-alive is the application's.
+ */
+static void ports_cmds(struct finding *f, const struct diag_input *in)
+{
+	if (sysctl_get(in->sys, SC_PORT_RANGE_LO, 32768) > 1024 ||
+	    sysctl_get(in->sys, SC_PORT_RANGE_HI, 60999) < 65535)
+		cmd(f, "sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"");
+	if (mod_delta(in, "TwReuseDeniedDisabled") ||
+	    mod_delta(in, "TwReuseDeniedLoopbackOnly"))
+		cmd(f, "sysctl -w net.ipv4.tcp_tw_reuse=1");
+	if (mod_delta(in, "TwReuseDeniedNoTimestamps") &&
+	    sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0)
+		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
+	f->app = true;
+}
+
 static void rule_ports(const struct diag_input *in, struct diag_result *r)
 {
 	uint64_t ex = mod_delta(in, "ConnectPortExhausted");
@@ -472,6 +518,7 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 		REMEDY_PORTS);
 	if (!f)
 		return;
+	ports_cmds(f, in);
 	ev_delta(f, in, "ConnectPortExhausted", ex);
 	ev_delta(f, in, "ConnectTupleInUse", tup);
 	ev_delta(f, in, "TwReuseGranted", mod_delta(in, "TwReuseGranted"));
@@ -531,6 +578,10 @@ static void rule_tw_overflow(const struct diag_input *in,
 		REMEDY_TWO);
 	if (!f)
 		return;
+	/* room for the sockets that were refused, twice over */
+	cmd_raise(f, in, SC_TCP_MAX_TW_BUCKETS, "net.ipv4.tcp_max_tw_buckets",
+		  2 * (sysctl_get(in->sys, SC_TCP_MAX_TW_BUCKETS, 0) +
+		       (long long)(o ? o : k)));
 	ev_delta(f, in, "TwOverflow", o);
 	ev_delta(f, in, "TcpExtTCPTimeWaitOverflow", k);
 	ev_sysctl(f, in, SC_TCP_MAX_TW_BUCKETS);
@@ -538,6 +589,29 @@ static void rule_tw_overflow(const struct diag_input *in,
 		ev_value(f, "sockets in TIME_WAIT",
 			 in->census->total[CS_TIME_WAIT]);
 	tw_sides(f, in);
+}
+
+/*
+ * The host's part of the listen remedy: somaxconn caps every backlog
+ * (at listen(): the application listens again, or is restarted, for it
+ * to apply, and asks for as much itself), the SYN queue and cookies.
+ */
+static void listen_cmds(struct finding *f, const struct diag_input *in,
+			uint64_t syn)
+{
+	long long s = sysctl_get(in->sys, SC_SOMAXCONN, 4096);
+
+	cmd_raise(f, in, SC_SOMAXCONN, "net.core.somaxconn",
+		  s * 2 > 4096 ? s * 2 : 4096);
+	if (syn) {
+		s = sysctl_get(in->sys, SC_TCP_MAX_SYN_BACKLOG, 4096);
+		cmd_raise(f, in, SC_TCP_MAX_SYN_BACKLOG,
+			  "net.ipv4.tcp_max_syn_backlog",
+			  s * 2 > 4096 ? s * 2 : 4096);
+	}
+	if (sysctl_get(in->sys, SC_TCP_SYNCOOKIES, 1) == 0)
+		cmd(f, "sysctl -w net.ipv4.tcp_syncookies=1");
+	f->app = true;
 }
 
 static void rule_listen(const struct diag_input *in, struct diag_result *r)
@@ -562,6 +636,7 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 		REMEDY_LISTEN);
 	if (!f)
 		return;
+	listen_cmds(f, in, syn);
 	ev_delta(f, in, "ListenOverflow", ov);
 	ev_delta(f, in, "ListenOverflowSyn", mod_delta(in, "ListenOverflowSyn"));
 	ev_delta(f, in, "ListenOverflowAck", mod_delta(in, "ListenOverflowAck"));
@@ -668,6 +743,28 @@ static void ct_fillers(struct finding *f, const struct diag_input *in,
 	}
 }
 
+/* nf_conntrack_max twice over (global: init_net's sysctl) */
+static void ct_max_cmd(struct finding *f, const struct diag_input *in)
+{
+	long long m = in->ct_max ? (long long)in->ct_max :
+		      sysctl_get(in->sys, SC_NF_CONNTRACK_MAX, 65536);
+
+	cmd(f, "sysctl -w net.netfilter.nf_conntrack_max=%lld", 2 * m);
+}
+
+/* the loopback upstream's notrack rules, both directions */
+static void ct_notrack_cmds(struct finding *f, const char *proto,
+			    unsigned int port)
+{
+	cmd(f, "nft add table inet tcptw_notrack");
+	cmd(f, "nft 'add chain inet tcptw_notrack output { %s }'",
+	    "type filter hook output priority raw;");
+	cmd(f, "nft add rule inet tcptw_notrack output oif lo %s dport %u notrack",
+	    proto, port);
+	cmd(f, "nft add rule inet tcptw_notrack output oif lo %s sport %u notrack",
+	    proto, port);
+}
+
 /* The remedy for a full table, picked from what fills it. */
 static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 			   int st, const struct ctc_slot *dst)
@@ -677,8 +774,11 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 	const char *pn;
 
 	if (!c || (st < 0 && !dst &&
-		   c->proto[IPPROTO_UDP] < CT_FILL_SHARE * c->total))
-		return;	/* nothing dominates: the generic remedy */
+		   c->proto[IPPROTO_UDP] < CT_FILL_SHARE * c->total)) {
+		/* nothing dominates: the generic remedy */
+		ct_max_cmd(f, in);
+		return;
+	}
 	if (st == CTC_TCP_ESTABLISHED)
 		snprintf(what, sizeof(what),
 			 "%llu of %llu entries are live TCP flows (ESTABLISHED, held %lld s by nf_conntrack_tcp_timeout_established): raise net.netfilter.nf_conntrack_max (and nf_conntrack_buckets) to hold them, or shorten the timeout if idle flows linger",
@@ -697,8 +797,16 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 			 "%llu of %llu entries are UDP: shorten net.netfilter.nf_conntrack_udp_timeout and nf_conntrack_udp_timeout_stream",
 			 (unsigned long long)c->proto[IPPROTO_UDP],
 			 (unsigned long long)c->total);
+	if (st == CTC_TCP_ESTABLISHED)
+		ct_max_cmd(f, in);
+	else if (st >= 0 && c->timeout[st] >= 0)
+		cmd(f, "sysctl -w net.netfilter.%s=%lld",
+		    ct_tcp_state_sysctl(st),
+		    st == CTC_TCP_TIME_WAIT ? 30 : c->timeout[st] / 10);
 	if (dst) {
 		pn = ct_proto_name(dst->k.proto);
+		if (ctc_key_loopback(&dst->k) && dst->k.port)
+			ct_notrack_cmds(f, pn ? pn : "tcp", dst->k.port);
 		if (ctc_key_loopback(&dst->k) && dst->k.port)
 			snprintf(tail, sizeof(tail),
 				 "add a notrack rule for the loopback upstream on :%u, both directions (nft: table inet raw, chain output type filter hook output priority raw, \"%s dport %u oif lo notrack\" and \"%s sport %u oif lo notrack\"; the second, for the upstream's replies, or conntrack picks them up mid-stream)",
@@ -758,6 +866,7 @@ static void rule_conntrack(const struct diag_input *in,
 			"Conntrack insert failures (SNAT tuple clashes)",
 			REMEDY_CT_INSERT);
 		if (f) {
+			f->app = true;	/* the NAT rule's ports and flags */
 			ev_delta(f, in, "ConntrackInsertFailed",
 				 mod_delta(in, "ConntrackInsertFailed"));
 			ev_delta(f, in, "conntrack insert_failed", ct_ins);
@@ -834,6 +943,10 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 		REMEDY_IDLE);
 	if (!f)
 		return;
+	/* for sockets with SO_KEEPALIVE: the application sets it */
+	cmd(f, "sysctl -w net.ipv4.tcp_keepalive_time=%d",
+	    DIAG_NAT_IDLE_S - 50);
+	f->app = true;
 	snprintf(nm, sizeof(nm), "rst_received_idle>=%dms", DIAG_IDLE_RST_MS);
 	ev_delta(f, in, nm, idle);
 	ev_delta(f, in, "RstReceived", rst);

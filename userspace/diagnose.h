@@ -55,6 +55,7 @@ struct evidence {
 #define DIAG_MAX_PEERS 8
 #define DIAG_MAX_NOTES 5
 #define DIAG_MAX 12
+#define DIAG_MAX_CMDS 6
 
 struct finding {
 	const char *id;
@@ -67,6 +68,14 @@ struct finding {
 	char notes[DIAG_MAX_NOTES][240];
 	int nnotes;
 	char remedy[720];
+	/*
+	 * The part of the remedy that is this host's settings, as shell
+	 * commands to run as root (diagnose -j "commands"); app: the rest
+	 * is the application's, its peers' or a NAT's to change
+	 */
+	char cmds[DIAG_MAX_CMDS][240];
+	int ncmds;
+	bool app;
 };
 
 struct diag_result {

@@ -271,6 +271,12 @@ void print_finding(struct out *o, const struct finding *f)
 		print_wrapped(o, NULL, "  note: ", f->notes[i]);
 	out_arr_close(o);
 	print_wrapped(o, "remedy", "  remedy: ", f->remedy);
+	/* machine-readable only: the prose above says the same */
+	out_arr_open(o, "commands");
+	for (i = 0; i < f->ncmds; i++)
+		out_str(o, NULL, NULL, f->cmds[i]);
+	out_arr_close(o);
+	out_bool(o, "application", NULL, f->app);
 	out_obj_close(o);
 }
 

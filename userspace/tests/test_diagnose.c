@@ -66,6 +66,19 @@ static const struct evidence *ev(const struct finding *f, const char *name)
 	return NULL;
 }
 
+/* the finding's commands, one per line */
+static const char *cmds(const struct finding *f)
+{
+	static char buf[DIAG_MAX_CMDS * 244];
+	size_t o = 0;
+	int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < f->ncmds; i++)
+		o += snprintf(buf + o, sizeof(buf) - o, "%s\n", f->cmds[i]);
+	return buf;
+}
+
 static bool has_note(const struct finding *f, const char *needle)
 {
 	int i;
@@ -209,6 +222,11 @@ static void test_port_exhaustion(void **state)
 	assert_string_equal(f->peers[0].addr, "203.0.113.10");
 	assert_true(has_note(f, "only over loopback"));
 	assert_non_null(strstr(f->remedy, "keepalive"));
+	/* the range widened, reuse beyond loopback; keep-alive is the app's */
+	assert_string_equal(cmds(f),
+			    "sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"\n"
+			    "sysctl -w net.ipv4.tcp_tw_reuse=1\n");
+	assert_true(f->app);
 	run_free(run);
 }
 
@@ -271,6 +289,9 @@ static void test_tw_overflow(void **state)
 	assert_int_equal(ev(f, "TwOverflow")->v, 300);
 	assert_int_equal(ev(f, "TcpExtTCPTimeWaitOverflow")->v, 300);
 	assert_int_equal(ev(f, "net.ipv4.tcp_max_tw_buckets")->v, 5000);
+	/* room for the 300 refused, twice over */
+	assert_string_equal(cmds(f), "sysctl -w net.ipv4.tcp_max_tw_buckets=10600\n");
+	assert_false(f->app);
 	run_free(run);
 }
 
@@ -290,6 +311,8 @@ static void test_accept_queue(void **state)
 	/* the idle :: 443 listener is not evidence */
 	assert_null(ev(f, "listener :::443"));
 	assert_true(has_note(f, "capped by net.core.somaxconn"));
+	assert_string_equal(cmds(f), "sysctl -w net.core.somaxconn=4096\n");
+	assert_true(f->app);	/* the application listens again */
 	run_free(run);
 }
 
@@ -356,6 +379,13 @@ static void test_conntrack_fillers(void **state)
 	/* both directions: the replies would be picked up mid-stream */
 	assert_non_null(strstr(f->remedy, "\"tcp dport 9000 oif lo notrack\""));
 	assert_non_null(strstr(f->remedy, "\"tcp sport 9000 oif lo notrack\""));
+	assert_string_equal(cmds(f),
+			    "sysctl -w net.netfilter.nf_conntrack_tcp_timeout_time_wait=30\n"
+			    "nft add table inet tcptw_notrack\n"
+			    "nft 'add chain inet tcptw_notrack output { type filter hook output priority raw; }'\n"
+			    "nft add rule inet tcptw_notrack output oif lo tcp dport 9000 notrack\n"
+			    "nft add rule inet tcptw_notrack output oif lo tcp sport 9000 notrack\n");
+	assert_false(f->app);
 	ct_census_free(&c);
 
 	/* live flows of many destinations: raise the max, no notrack */
@@ -370,6 +400,8 @@ static void test_conntrack_fillers(void **state)
 	assert_non_null(strstr(f->remedy, "raise net.netfilter.nf_conntrack_max"));
 	assert_non_null(strstr(f->remedy, "or exempt the 150 entries"));
 	assert_null(strstr(f->remedy, "loopback"));
+	assert_null(strstr(cmds(f), "nft"));
+	assert_non_null(strstr(cmds(f), "sysctl -w net.netfilter.nf_conntrack_max="));
 	ct_census_free(&c);
 
 	/* nothing dominates: the generic remedy */

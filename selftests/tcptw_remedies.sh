@@ -1,0 +1,197 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Copyright (c) 2026 The tcptw authors.
+#
+# Every remedy diagnose gives as commands, applied as printed, and the
+# same load run again:
+#
+#   cli 198.18.0.1 --eth0---eth0-- srv 198.18.0.2:8080
+#
+# Each case reproduces a failure, runs `tcptw diagnose -j` against a
+# baseline taken before it, runs the finding's "commands" in the
+# namespace diagnose ran in (no edit, no selection), and repeats the same
+# load. Asserted, against truths tcptw does not compute: the failure
+# happened (the client's errno, the kernel's MIB), the finding names it
+# with the commands the case expects, and after them the client sees no
+# failure and the kernel's MIB does not move; tcptw's counter and row
+# stay at 0 too.
+#
+#  - port_exhaustion: the client in 50 ports, tcp_tw_reuse=0, closing
+#    first: 80 connects, 30 EADDRNOTAVAIL. The commands widen the range
+#    and turn reuse on: 80 connects, 0 failed.
+#  - tw_overflow: the server at tcp_max_tw_buckets=10, closing first: 40
+#    connections, 30 TIME_WAIT sockets refused (TCPTimeWaitOverflow). The
+#    command raises the limit: 40 more, all 40 in TIME_WAIT (ss).
+#  - accept_queue: somaxconn=10 under a listen(100) that never accepts:
+#    30 connects, 11 complete. The commands raise somaxconn; the server
+#    listens again (the application's part, which diagnose says is the
+#    application's): 30 of 30, ListenOverflows 0.
+# The loopback conntrack remedy (notrack rules for an upstream on this
+# host) is applied as printed in tcptw_run.sh. The remedies of the other
+# findings are the application's, its peers' or a NAT's (keep-alive, who
+# closes first, the NAT rule's flags): diagnose says so ("application":
+# true), as the unit tests check for each.
+
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/reuse_lib.sh"
+
+require_root
+require_cmd ip nstat ss jq
+require_traffic
+require_module
+require_cli
+require_sock_py
+
+SRV=198.18.0.2
+PORT=8080
+
+# ports_run NAME : 80 connects, client closes first; OUT, BEFORE, AFTER
+ports_run()
+{
+	rl_run "$1" "$cli" $SRV:$PORT "$srv" $SRV:$PORT --count 80
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+}
+
+test_ports()
+{
+	local name="remedies: port_exhaustion: the range widened and reuse on as diagnose prints -> 80 connects, 0 EADDRNOTAVAIL"
+
+	rl_begin "ports" "$name" 0 1 || return
+	save_baseline "$cli" ports
+	ports_run ports
+	check_eq "before: client EADDRNOTAVAIL" \
+		"$(json_get "$OUT" errors.EADDRNOTAVAIL)" $((80 - NPORTS))
+	diagnose "$cli" ports
+	check_findings "diagnose findings" "$TMPDIR_T/ports.diag.json" \
+		port_exhaustion
+	check_str "port_exhaustion commands" \
+		"$(remedy_commands "$TMPDIR_T/ports.diag.json" port_exhaustion)" \
+		"$(printf '%s\n' 'sysctl -w net.ipv4.ip_local_port_range="1024 65535"' \
+			'sysctl -w net.ipv4.tcp_tw_reuse=1')"
+	remedy_apply "$cli" "$TMPDIR_T/ports.diag.json" port_exhaustion
+	check_str "port_exhaustion: also the application's (keep-alive)" \
+		"$APP" true
+	ports_run ports.after
+	check_eq "after: client ok" "$(json_get "$OUT" ok)" 80
+	check_eq "after: client failures" "$(json_get "$OUT" failed)" 0
+	check_mod_eq "after: ConnectPortExhausted" \
+		"$(rl_tw ConnectPortExhausted)" 0
+	check_mod_eq "after: peers $SRV $PORT port_exhausted (row reset by no one: the first run's)" \
+		"$(rl_peer "$cli" $SRV $PORT port_exhausted)" $((80 - NPORTS))
+	rl_end "$name"
+}
+
+# overflow_run NAME : 40 connections, the server closes first; D_OVF
+# (TCPTimeWaitOverflow), D_TOVF (TwOverflow)
+overflow_run()
+{
+	local b_ovf b_tovf
+
+	server_start "$srv" "$TMPDIR_T/$1.server.json" --listen $SRV:$PORT \
+		--count 40 --timeout 60 --close-first server ||
+		{ check_err 1 "server did not start"; return 1; }
+	b_ovf=$(mib "$srv" TcpExtTCPTimeWaitOverflow)
+	b_tovf=$(tw_counter "$srv" TwOverflow)
+	OUT=$TMPDIR_T/$1.client.json
+	timeout 90 "$TRAFFIC" client --connect $SRV:$PORT --count 40 \
+		--netns "$(nspath "$cli")" --close-first server --barrier \
+		--timeout 60 >"$OUT"
+	check_err $? "client failed"
+	bg_wait "$SERVER_PID"
+	D_OVF=$(( $(mib "$srv" TcpExtTCPTimeWaitOverflow) - b_ovf ))
+	D_TOVF=$(( $(tw_counter "$srv" TwOverflow) - b_tovf ))
+	diag "$1: client $(cat "$OUT"); TCPTimeWaitOverflow +$D_OVF, TwOverflow +$D_TOVF, srv TIME_WAIT sockets $(tw_sockets "$srv")"
+}
+
+test_tw_overflow()
+{
+	local name="remedies: tw_overflow: tcp_max_tw_buckets raised as diagnose prints -> 40 more connections, all in TIME_WAIT"
+
+	test_begin "tw_overflow"
+	if ! pair_setup || ! nsx "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10; then
+		check_err 1 "setup failed"
+		rl_end "$name"
+		return
+	fi
+	save_baseline "$srv" two
+	overflow_run two
+	check_eq "before: TCPTimeWaitOverflow" "$D_OVF" 30
+	check_eq "before: srv TIME_WAIT sockets" "$(tw_sockets "$srv")" 10
+	diagnose "$srv" two
+	check_findings "diagnose findings" "$TMPDIR_T/two.diag.json" tw_overflow
+	check_str "tw_overflow commands" \
+		"$(remedy_commands "$TMPDIR_T/two.diag.json" tw_overflow)" \
+		"sysctl -w net.ipv4.tcp_max_tw_buckets=80"
+	remedy_apply "$srv" "$TMPDIR_T/two.diag.json" tw_overflow
+	check_str "tw_overflow: the host's alone" "$APP" false
+	overflow_run two.after
+	check_eq "after: client ok" "$(json_get "$OUT" ok)" 40
+	check_eq "after: TCPTimeWaitOverflow" "$D_OVF" 0
+	check_mod_eq "after: TwOverflow" "$D_TOVF" 0
+	# nothing recycles or kills them within the test's seconds
+	check_eq "after: srv TIME_WAIT sockets == 10 + 40" \
+		"$(tw_sockets "$srv")" 50
+	rl_end "$name"
+}
+
+# queue_run NAME : a listen(100) that never accepts, 30 connects 10 ms
+# apart; OK (completed), OVF (ListenOverflows), MOD (ListenOverflow)
+queue_run()
+{
+	local out=$TMPDIR_T/$1.burst.json
+
+	server_start "$srv" "$TMPDIR_T/$1.srv" --listen $SRV:$PORT \
+		--no-accept --backlog 100 --timeout 60 ||
+		{ check_err 1 "server did not start"; return 1; }
+	B=()
+	A=()
+	ns_snapshot "$srv" B s_
+	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" burst $SRV $PORT 30 10 5 \
+		>"$out"
+	check_err $? "burst client failed"
+	sleep 0.5
+	ns_snapshot "$srv" A s_
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	OK=$(json_get "$out" ok)
+	OVF=$(d s_mib_TcpExtListenOverflows)
+	MOD=$(d s_tw_ListenOverflow)
+	diag "$1: $(cat "$out"); ListenOverflows +$OVF, ListenOverflow +$MOD"
+}
+
+test_accept_queue()
+{
+	local name="remedies: accept_queue: somaxconn raised as diagnose prints, the server listening again -> 30 of 30 connects, 0 overflows"
+
+	test_begin "accept_queue"
+	if ! pair_setup || ! nsx "$srv" sysctl -qw net.core.somaxconn=10; then
+		check_err 1 "setup failed"
+		rl_end "$name"
+		return
+	fi
+	save_baseline "$srv" queue
+	queue_run queue
+	check_range "before: connects completed (backlog + 1, + other CPUs)" \
+		"$OK" 11 14
+	check_gt "before: ListenOverflows" "$OVF" 0
+	diagnose "$srv" queue
+	check_findings "diagnose findings" "$TMPDIR_T/queue.diag.json" \
+		accept_queue
+	check_str "accept_queue commands" \
+		"$(remedy_commands "$TMPDIR_T/queue.diag.json" accept_queue)" \
+		"sysctl -w net.core.somaxconn=4096"
+	remedy_apply "$srv" "$TMPDIR_T/queue.diag.json" accept_queue
+	check_str "accept_queue: also the application's (it listens again)" \
+		"$APP" true
+	queue_run queue.after
+	check_eq "after: connects completed" "$OK" 30
+	check_eq "after: ListenOverflows" "$OVF" 0
+	check_mod_eq "after: ListenOverflow" "$MOD" 0
+	rl_end "$name"
+}
+
+tests_run \
+	test_ports \
+	test_tw_overflow \
+	test_accept_queue
