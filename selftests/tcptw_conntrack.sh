@@ -17,7 +17,11 @@
 # a new one, which the debug kernels' port choice did 6-11 times in 204
 # flows). After 200 flows new SYNs are dropped. Asserted:
 # ConntrackTableFull == nat's `conntrack -S` drop delta > 0 == the failed
-# connects + the client's TCPSynRetrans; with the limit raised: 0.
+# connects + the client's TCPSynRetrans; with the limit raised: 0. Then
+# diagnose's remedy commands, run in nat as printed (nf_conntrack_max
+# raised in the initial netns, the TIME_WAIT timeout shortened), and the
+# same 204 flows again beside the 200 entries still there: 0 dropped
+# (conntrack -S), 0 failed (the client), ConntrackTableFull 0.
 #
 # NAT idle timeout (seed 001): nat's nf_conntrack_tcp_timeout_established=5;
 # the client (tcptw_sock.py idle) echoes "a", stays idle 8 s, sends "b".
@@ -214,6 +218,26 @@ ct_reset()
 	topo_setup && ct_gate
 }
 
+# table_full_remedy : the remedy's commands as diagnose printed them, in
+# nat, then the same flows again with the failed run's entries still in
+# the table: none dropped (conntrack -S), none failed (the client)
+table_full_remedy()
+{
+	diag "remedy commands: $(remedy_commands "$TMPDIR_T/full.diag.json" conntrack_full | tr '\n' ';')"
+	check_eq "remedy: nf_conntrack_max raised in the initial netns" \
+		"$(remedy_commands "$TMPDIR_T/full.diag.json" conntrack_full |
+			grep -c '^nsenter -t 1 -n sysctl -w net.netfilter.nf_conntrack_max=')" 1
+	remedy_apply "$nat" "$TMPDIR_T/full.diag.json" conntrack_full ||
+		return
+	diag "nf_conntrack_max now $(sysctl -n net.netfilter.nf_conntrack_max), nat's count $(nsx "$nat" sysctl -n net.netfilter.nf_conntrack_count)"
+	run_flows full.after $((CT_LIMIT + 4))
+	check_eq "remedy applied: flows ok" "$(json_get "$OUT" ok)" \
+		$((CT_LIMIT + 4))
+	check_eq "remedy applied: nat conntrack -S drop" "$(d n_ct_drop)" 0
+	check_mod_eq "remedy applied: nat ConntrackTableFull" \
+		"$(d n_tw_ConntrackTableFull)" 0
+}
+
 test_table_full()
 {
 	local name="conntrack: table full (nf_conntrack_max=$CT_LIMIT) -> ConntrackTableFull == conntrack -S drop"
@@ -268,6 +292,7 @@ test_table_full()
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence ConntrackTableFull" \
 			"$(evidence "$TMPDIR_T/full.diag.json" ConntrackTableFull)" "$drop"
+		table_full_remedy
 	fi
 	sysctl -qw net.netfilter.nf_conntrack_max="$CT_MAX_ORIG"
 	CT_MAX_ORIG=

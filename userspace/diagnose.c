@@ -806,16 +806,21 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 			 "%llu of %llu entries are UDP: shorten net.netfilter.nf_conntrack_udp_timeout and nf_conntrack_udp_timeout_stream",
 			 (unsigned long long)c->proto[IPPROTO_UDP],
 			 (unsigned long long)c->total);
-	if (st == CTC_TCP_ESTABLISHED)
-		ct_max_cmd(f, in);
-	else if (st >= 0 && c->timeout[st] >= 0)
+	if (st >= 0 && st != CTC_TCP_ESTABLISHED && c->timeout[st] >= 0)
 		cmd(f, "sysctl -w net.netfilter.%s=%lld",
 		    ct_tcp_state_sysctl(st),
 		    st == CTC_TCP_TIME_WAIT ? 30 : c->timeout[st] / 10);
+	/*
+	 * A shorter timeout frees no entry that holds one now, nor makes
+	 * room for a burst: the max too, unless notrack keeps the flows out
+	 */
+	if (dst && ctc_key_loopback(&dst->k) && dst->k.port)
+		ct_notrack_cmds(f, ct_proto_name(dst->k.proto) ?: "tcp",
+				dst->k.port);
+	else
+		ct_max_cmd(f, in);
 	if (dst) {
 		pn = ct_proto_name(dst->k.proto);
-		if (ctc_key_loopback(&dst->k) && dst->k.port)
-			ct_notrack_cmds(f, pn ? pn : "tcp", dst->k.port);
 		if (ctc_key_loopback(&dst->k) && dst->k.port)
 			snprintf(tail, sizeof(tail),
 				 "add a notrack rule for the loopback upstream on :%u, both directions (nft: table inet raw, chain output type filter hook output priority raw, \"%s dport %u oif lo notrack\" and \"%s sport %u oif lo notrack\"; the second, for the upstream's replies, or conntrack picks them up mid-stream)",
