@@ -143,7 +143,9 @@ else
 	args=$(printf ' %q' W=1 -j"$(nproc)" "${mflags[@]}" "$@" modules)
 	in_chroot "$ch" "make -C /usr/src/linux-headers-$rel M=$cdir$args" >"$log" 2>&1
 	rc=$?
-	[ $rc -ne 0 ] || cp "$ch$cdir/tcptw.ko" "$out/tcptw.ko"
+	# by rename: a guest may be loading the previous one right now
+	[ $rc -ne 0 ] || { cp "$ch$cdir/tcptw.ko" "$out/tcptw.ko.new" &&
+		mv "$out/tcptw.ko.new" "$out/tcptw.ko"; }
 fi
 set -e
 if [ $rc -ne 0 ]; then
