@@ -22,7 +22,9 @@
 #    by TCP state == `conntrack -L`'s; with nf_conntrack_max at the count,
 #    diagnose names conntrack_full with the TIME_WAIT entries and the
 #    loopback upstream's notrack remedy; applied as printed, the same
-#    20 connections leave no entry.
+#    20 connections leave no entry. Then `tcptw run` around 5 tracked
+#    connections: its conntrack entries at the start, peak and end ==
+#    `conntrack -C` before and after.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -147,6 +149,59 @@ lo_connects()
 	return 0
 }
 
+# ct_filters : tcptw conntrack's filters, count and status breakdown
+# against conntrack-tools' own on the same table
+ct_filters()
+{
+	local f=$TMPDIR_T/ct.filt.json
+
+	check_eq "conntrack -C: tcptw == conntrack-tools" \
+		"$(nsx "$ct" "$TCPTW_CLI" conntrack -C -j | jq -r '.conntrack.entries')" \
+		"$(nsx "$ct" conntrack -C)"
+	nsx "$ct" "$TCPTW_CLI" conntrack -j --proto tcp --state TIME_WAIT \
+		--dst 127.0.0.1 >"$f"
+	check_eq "conntrack --proto tcp --state TIME_WAIT --dst 127.0.0.1: matched == conntrack -L's" \
+		"$(jqr "$f" '.conntrack.census.matched')" \
+		"$(nsx "$ct" conntrack -L -p tcp --state TIME_WAIT -d 127.0.0.1 2>/dev/null | grep -c .)"
+	check_eq "conntrack status assured == conntrack -L's [ASSURED]" \
+		"$(jqr "$out" '.conntrack.census.status.assured')" \
+		"$(nsx "$ct" conntrack -L 2>/dev/null | grep -c ASSURED)"
+	check_eq "conntrack status unreplied == conntrack -L's [UNREPLIED]" \
+		"$(jqr "$out" '.conntrack.census.status.unreplied')" \
+		"$(nsx "$ct" conntrack -L 2>/dev/null | grep -c UNREPLIED)"
+	nsx "$ct" "$TCPTW_CLI" conntrack -j --proto udp >"$f"
+	check_eq "conntrack --proto udp: matched (control)" \
+		"$(jqr "$f" '.conntrack.census.matched')" 0
+}
+
+# run_ct_entries : tcptw run around 5 connections to :9001 (tracked:
+# the notrack rules are :9000's): the report's conntrack entries at the
+# start, peak and end == conntrack -C's before and after
+run_ct_entries()
+{
+	local rep=$TMPDIR_T/ct.run.json before after
+
+	server_start "$ct" "$TMPDIR_T/ct3.srv" --listen 127.0.0.1:9001 \
+		--count 5 --timeout 60 --close-first client ||
+		{ check_err 1 "no server on :9001"; return; }
+	before=$(nsx "$ct" conntrack -C)
+	ip netns exec "$ct" "$TCPTW_CLI" run -j -o "$rep" -- \
+		"$TRAFFIC" client --connect 127.0.0.1:9001 --count 5 \
+		--close-first client --timeout 30 >/dev/null
+	check_err $? "tcptw run around 5 connections"
+	bg_wait "$SERVER_PID"
+	after=$(nsx "$ct" conntrack -C)
+	diag "conntrack -C before $before, after $after; report: $(jq -c "$JQ_NS"' | .conntrack_entries' "$rep")"
+	check_eq "run: conntrack entries at the start == conntrack -C before" \
+		"$(jqr "$rep" "$JQ_NS"' | .conntrack_entries.start')" "$before"
+	check_eq "run: conntrack entries at the end == conntrack -C after" \
+		"$(jqr "$rep" "$JQ_NS"' | .conntrack_entries.end')" "$after"
+	# TIME_WAIT entries live 120 s: the table only grew
+	check_eq "run: conntrack entries' peak == the end" \
+		"$(jqr "$rep" "$JQ_NS"' | .conntrack_entries.peak')" "$after"
+	check_eq "conntrack -C after == before + 5" "$after" $((before + 5))
+}
+
 test_conntrack()
 {
 	local T="conntrack: counts by state == conntrack -L, diagnose names them"
@@ -177,6 +232,7 @@ test_conntrack()
 		"$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)"
 	check_eq "top destination tcp 127.0.0.1:9000" \
 		"$(jqr "$out" '[.conntrack.census.destinations[] | select(.endpoint == "127.0.0.1:9000") | .entries][0]')" 20
+	ct_filters
 	# a full table: the max (global) at this netns's count
 	count=$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)
 	CT_MAX_SAVED=$(cat /proc/sys/net/netfilter/nf_conntrack_max)
@@ -207,6 +263,7 @@ test_conntrack()
 		"$(json_get "$TMPDIR_T/ct2.cli.json" ok)" 20
 	check_eq "conntrack entries with port 9000 after them" \
 		"$(nsx "$ct" conntrack -L 2>/dev/null | grep -c 'port=9000')" 0
+	run_ct_entries
 	log_test "$T"
 	cleanup_ns "$ct"
 }

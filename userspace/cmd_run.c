@@ -130,10 +130,28 @@ int run_target_enter(const struct target *t)
 	return err;
 }
 
-void run_track_tw(struct target *t, const struct snapshot *s)
+static void run_track_ct(struct target *t, const struct snapshot *s)
+{
+	uint64_t n;
+
+	if (!s->have_ct || !s->ct.have_count)
+		return;
+	n = s->ct.count;
+	if (!t->have_ct) {
+		t->ct_start = n;
+		t->ct_peak = n;
+		t->have_ct = true;
+	}
+	if (n > t->ct_peak)
+		t->ct_peak = n;
+	t->ct_end = n;
+}
+
+void run_track(struct target *t, const struct snapshot *s)
 {
 	uint32_t tw;
 
+	run_track_ct(t, s);
 	if (!s->have_census)
 		return;
 	tw = s->census.total[CS_TIME_WAIT];
@@ -233,8 +251,8 @@ static void tick(struct run *r, bool tty)
 
 		if (!t->have_base || enter_ns(t->fd))
 			continue;
-		snapshot_take(&cur, SNAP_CENSUS);
-		run_track_tw(t, &cur);
+		snapshot_take(&cur, SNAP_CENSUS | SNAP_CT);
+		run_track(t, &cur);
 		if (cur.have_census) {
 			rt.tw += cur.census.total[CS_TIME_WAIT];
 			rt.have_tw = true;
@@ -395,7 +413,7 @@ int cmd_run(const struct opts *opt)
 			rc = fail("/proc/net/netstat", t->base.mib_err);
 			goto out;
 		}
-		run_track_tw(t, &t->base);
+		run_track(t, &t->base);
 	}
 	if (enter_ns(r.self)) {
 		rc = fail("setns back", errno);

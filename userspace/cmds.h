@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "ct_census.h"
+
 /* Exit codes, documented in tcptw(8). */
 enum {
 	EXIT_OK = 0,
@@ -38,6 +40,10 @@ struct opts {
 	const char *output;	/* run -o: the report's file, else stderr */
 	char **cmd_argv;
 	int cmd_argc;
+	/* conntrack: its filters, -C, -n */
+	struct ctc_filter ct_filter;
+	bool ct_count_only;
+	long ct_top;
 	char label[128];	/* netns label for output */
 };
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <libnetfilter_conntrack/libnetfilter_conntrack.h>
 
@@ -225,6 +226,13 @@ static void top_add(struct ctc_top *t, const struct ctc_key *k)
 	heap_down(t, 0);
 }
 
+static void status_add(struct ctc_status *s, uint32_t status)
+{
+	s->assured += !!(status & CTC_IPS_ASSURED);
+	s->unreplied += !(status & CTC_IPS_SEEN_REPLY);
+	s->dying += !!(status & CTC_IPS_DYING);
+}
+
 void ct_census_add(struct ct_census *c, const struct ctc_entry *e)
 {
 	struct ctc_key k;
@@ -232,9 +240,12 @@ void ct_census_add(struct ct_census *c, const struct ctc_entry *e)
 
 	c->total++;
 	c->proto[e->proto]++;
+	status_add(&c->status, e->status);
 	if (e->proto == IPPROTO_TCP && e->have_state &&
-	    e->tcp_state < CTC_TCP_STATES)
+	    e->tcp_state < CTC_TCP_STATES) {
 		c->tcp_state[e->tcp_state]++;
+		status_add(&c->tcp_status[e->tcp_state], e->status);
+	}
 	for (i = 0; i < c->nzones && c->zone[i].zone != e->zone; i++)
 		;
 	if (i < c->nzones) {
@@ -333,12 +344,185 @@ void ctc_key_str(const struct ctc_key *k, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", a, k->port);
 }
 
+/* The names of ct_proto_name(), and /etc/protocols' for ICMPv6 */
+bool ctc_filter_proto(struct ctc_filter *f, const char *arg)
+{
+	unsigned long v;
+	const char *pn;
+	char *end;
+
+	for (v = 0; v < 256; v++) {
+		pn = ct_proto_name(v);
+		if (pn && !strcasecmp(arg, pn))
+			break;
+	}
+	if (v == 256 && !strcasecmp(arg, "ipv6-icmp"))
+		v = IPPROTO_ICMPV6;
+	if (v == 256) {
+		if (*arg < '0' || *arg > '9')
+			return false;
+		errno = 0;
+		v = strtoul(arg, &end, 10);
+		if (errno || *end || v > 255)
+			return false;
+	}
+	f->proto = v;
+	f->set |= CTF_PROTO;
+	return true;
+}
+
+bool ctc_filter_state(struct ctc_filter *f, const char *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < CTC_TCP_STATES; i++)
+		if (!strcasecmp(arg, tcp_states[i]))
+			break;
+	/* conntrack-tools' name of SYN_SENT2 */
+	if (i == CTC_TCP_STATES && !strcasecmp(arg, "LISTEN"))
+		i = 9;
+	if (i == CTC_TCP_STATES)
+		return false;
+	f->tcp_state = i;
+	f->set |= CTF_STATE;
+	return true;
+}
+
+bool ctc_filter_family(struct ctc_filter *f, const char *arg)
+{
+	if (!strcasecmp(arg, "ipv4"))
+		f->family = AF_INET;
+	else if (!strcasecmp(arg, "ipv6"))
+		f->family = AF_INET6;
+	else
+		return false;
+	f->set |= CTF_FAMILY;
+	return true;
+}
+
+/* A number up to @max: decimal, or hex after 0x (@hex); no sign, no space */
+static bool parse_u32(const char *s, bool hex, uint32_t max, uint32_t *v)
+{
+	unsigned long long n;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	n = strtoull(s, &end, hex ? 0 : 10);
+	if (errno || end == s || *end || n > max)
+		return false;
+	*v = n;
+	return true;
+}
+
+bool ctc_filter_zone(struct ctc_filter *f, const char *arg)
+{
+	uint32_t v;
+
+	if (!parse_u32(arg, false, 65535, &v))
+		return false;
+	f->zone = v;
+	f->set |= CTF_ZONE;
+	return true;
+}
+
+bool ctc_filter_mark(struct ctc_filter *f, const char *arg)
+{
+	const char *slash = strchr(arg, '/');
+	uint32_t mark, mask = UINT32_MAX;
+	char num[32];
+
+	if (slash) {
+		if ((size_t)(slash - arg) >= sizeof(num) ||
+		    !parse_u32(slash + 1, true, UINT32_MAX, &mask))
+			return false;
+		memcpy(num, arg, slash - arg);
+		num[slash - arg] = '\0';
+		arg = num;
+	}
+	if (!parse_u32(arg, true, UINT32_MAX, &mark))
+		return false;
+	f->mark = mark;
+	f->mark_mask = mask;
+	f->set |= CTF_MARK;
+	return true;
+}
+
+bool ctc_filter_addr(struct ctc_filter *f, bool dst, const char *arg)
+{
+	uint8_t a[16] = { 0 };
+	uint8_t af;
+
+	if (inet_pton(AF_INET, arg, a) == 1)
+		af = AF_INET;
+	else if (inet_pton(AF_INET6, arg, a) == 1)
+		af = AF_INET6;
+	else
+		return false;
+	if (dst) {
+		memcpy(f->dst, a, sizeof(a));
+		f->dst_family = af;
+		f->set |= CTF_DST;
+	} else {
+		memcpy(f->src, a, sizeof(a));
+		f->src_family = af;
+		f->set |= CTF_SRC;
+	}
+	return true;
+}
+
+const char *ctc_filter_conflict(const struct ctc_filter *f)
+{
+	uint8_t fam = f->set & CTF_FAMILY ? f->family : 0;
+
+	if ((f->set & CTF_STATE) && (f->set & CTF_PROTO) &&
+	    f->proto != IPPROTO_TCP)
+		return "--state is a TCP state: --proto must be tcp";
+	if ((f->set & CTF_SRC) && fam && f->src_family != fam)
+		return "--src is not of the --family given";
+	if ((f->set & CTF_DST) && fam && f->dst_family != fam)
+		return "--dst is not of the --family given";
+	if ((f->set & CTF_SRC) && (f->set & CTF_DST) &&
+	    f->src_family != f->dst_family)
+		return "--src and --dst are of different families";
+	return NULL;
+}
+
+bool ctc_filter_match(const struct ctc_filter *f, const struct ctc_entry *e)
+{
+	size_t alen = e->family == AF_INET6 ? 16 : 4;
+
+	if ((f->set & CTF_FAMILY) && e->family != f->family)
+		return false;
+	if ((f->set & CTF_PROTO) && e->proto != f->proto)
+		return false;
+	if ((f->set & CTF_STATE) &&
+	    (e->proto != IPPROTO_TCP || !e->have_state ||
+	     e->tcp_state != f->tcp_state))
+		return false;
+	if ((f->set & CTF_ZONE) && e->zone != f->zone)
+		return false;
+	if ((f->set & CTF_MARK) &&
+	    (e->mark & f->mark_mask) != (f->mark & f->mark_mask))
+		return false;
+	if ((f->set & CTF_SRC) && (e->family != f->src_family ||
+				   memcmp(e->src, f->src, alen)))
+		return false;
+	if ((f->set & CTF_DST) && (e->family != f->dst_family ||
+				   memcmp(e->dst, f->dst, alen)))
+		return false;
+	return true;
+}
+
 /* One entry of the dump: counted, then freed by the library. */
 static int dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
 		   void *data)
 {
+	struct ct_census *c = data;
 	struct ctc_entry e;
 	const void *p;
+	uint32_t st;
 
 	(void)type;
 	memset(&e, 0, sizeof(e));
@@ -350,6 +534,13 @@ static int dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
 	}
 	if (nfct_attr_is_set(ct, ATTR_ZONE) > 0)
 		e.zone = nfct_get_attr_u16(ct, ATTR_ZONE);
+	/* the kernel always sends the status; the mark only when not 0 */
+	st = nfct_get_attr_u32(ct, ATTR_STATUS);
+	e.status = (st & IPS_SEEN_REPLY ? CTC_IPS_SEEN_REPLY : 0) |
+		   (st & IPS_ASSURED ? CTC_IPS_ASSURED : 0) |
+		   (st & IPS_DYING ? CTC_IPS_DYING : 0);
+	if (nfct_attr_is_set(ct, ATTR_MARK) > 0)
+		e.mark = nfct_get_attr_u32(ct, ATTR_MARK);
 	if (e.family == AF_INET6) {
 		p = nfct_get_attr(ct, ATTR_ORIG_IPV6_SRC);
 		if (p)
@@ -370,7 +561,9 @@ static int dump_cb(enum nf_conntrack_msg_type type, struct nf_conntrack *ct,
 	     e.proto == IPPROTO_UDPLITE) &&
 	    nfct_attr_is_set(ct, ATTR_ORIG_PORT_DST) > 0)
 		e.dport = ntohs(nfct_get_attr_u16(ct, ATTR_ORIG_PORT_DST));
-	ct_census_add(data, &e);
+	c->dumped++;
+	if (!c->filter || ctc_filter_match(c->filter, &e))
+		ct_census_add(c, &e);
 	return NFCT_CB_CONTINUE;
 }
 
@@ -379,6 +572,10 @@ int ct_census_collect(struct ct_census *c)
 	uint32_t family = AF_UNSPEC;
 	struct nfct_handle *h;
 	int err = 0;
+
+	/* the kernel dumps one family alone when asked (ctnetlink's l3num) */
+	if (c->filter && (c->filter->set & CTF_FAMILY))
+		family = c->filter->family;
 
 	errno = 0;
 	h = nfct_open(CONNTRACK, 0);
@@ -402,10 +599,11 @@ out:
  * plain lines under @ind.
  */
 static void print_top(struct out *o, const char *key, const char *title,
-		      const struct ctc_top *t, bool dst, const char *ind)
+		      const struct ctc_top *t, bool dst, const char *ind,
+		      size_t max)
 {
-	const struct ctc_slot *top[CTC_PRINT_TOP];
-	size_t i, n = ct_census_top(t, top, CTC_PRINT_TOP);
+	const struct ctc_slot **top = calloc(max, sizeof(*top));
+	size_t i, n = top ? ct_census_top(t, top, max) : 0;
 	const char *pn;
 	char ep[80];
 
@@ -432,6 +630,7 @@ static void print_top(struct out *o, const char *key, const char *title,
 		out_obj_close(o);
 	}
 	out_arr_close(o);
+	free(top);
 	/* more endpoints than the bounded table holds: said, not hidden */
 	if (t->replaced) {
 		out_text(o, "%s  (approximate past %u endpoints: ", ind,
@@ -446,8 +645,15 @@ static void print_top(struct out *o, const char *key, const char *title,
 		t->untracked);
 }
 
-void print_ct_census(struct out *o, const struct ct_census *c,
-		     const char *ind)
+static void print_status(struct out *o, const struct ctc_status *s)
+{
+	out_u64(o, "assured", NULL, s->assured);
+	out_u64(o, "unreplied", NULL, s->unreplied);
+	out_u64(o, "dying", NULL, s->dying);
+}
+
+void print_ct_census_top(struct out *o, const struct ct_census *c,
+			 const char *ind, size_t top)
 {
 	unsigned int i;
 	char name[16];
@@ -455,7 +661,12 @@ void print_ct_census(struct out *o, const struct ct_census *c,
 
 	out_obj_open(o, "census");
 	out_text(o, "%s", ind);
-	out_u64(o, "dumped", "entries dumped %llu\n", c->total);
+	if (c->filter) {
+		out_u64(o, "dumped", "entries dumped %llu", c->dumped);
+		out_u64(o, "matched", ", %llu match the filter\n", c->total);
+	} else {
+		out_u64(o, "dumped", "entries dumped %llu\n", c->total);
+	}
 	out_text(o, "%sby protocol\n", ind);
 	out_obj_open(o, "protocols");
 	for (i = 0; i < 256; i++) {
@@ -485,6 +696,9 @@ void print_ct_census(struct out *o, const struct ct_census *c,
 			out_str(o, "sysctl", " (%s)", ct_tcp_state_sysctl(i));
 		}
 		out_text(o, "\n");
+		out_obj_open(o, "status");
+		print_status(o, &c->tcp_status[i]);
+		out_obj_close(o);
 		out_obj_close(o);
 	}
 	out_obj_close(o);
@@ -501,7 +715,83 @@ void print_ct_census(struct out *o, const struct ct_census *c,
 		out_text(o, "%s", ind);
 		out_u64(o, "zones_other", "  other zones %llu\n", c->zone_other);
 	}
-	print_top(o, "sources", "top sources", &c->src, false, ind);
-	print_top(o, "destinations", "top destinations", &c->dst, true, ind);
+	out_obj_open(o, "status");
+	print_status(o, &c->status);
 	out_obj_close(o);
+	out_text(o, "%sby status\n", ind);
+	out_text(o, "%s  %-32s %12llu\n", ind, "ASSURED",
+		 (unsigned long long)c->status.assured);
+	out_text(o, "%s  %-32s %12llu\n", ind, "UNREPLIED",
+		 (unsigned long long)c->status.unreplied);
+	out_text(o, "%s  %-32s %12llu\n", ind, "DYING",
+		 (unsigned long long)c->status.dying);
+	/* why it matters: what early_drop may evict to make room */
+	if (c->total) {
+		out_text(o, "%s  (early_drop evicts only entries not ASSURED: ",
+			 ind);
+		out_text(o, "a table full of ASSURED ones drops new flows)\n");
+	}
+	out_text(o, "%s%-22s %12s %12s %12s\n", ind, "tcp status by state",
+		 "assured", "unreplied", "dying");
+	for (i = 0; i < CTC_TCP_STATES; i++) {
+		const struct ctc_status *s = &c->tcp_status[i];
+
+		if (!c->tcp_state[i])
+			continue;
+		out_text(o, "%s  %-20s %12llu %12llu %12llu\n", ind,
+			 ct_tcp_state_name(i), (unsigned long long)s->assured,
+			 (unsigned long long)s->unreplied,
+			 (unsigned long long)s->dying);
+	}
+	print_top(o, "sources", "top sources", &c->src, false, ind, top);
+	print_top(o, "destinations", "top destinations", &c->dst, true, ind,
+		  top);
+	out_obj_close(o);
+}
+
+void print_ct_census(struct out *o, const struct ct_census *c,
+		     const char *ind)
+{
+	print_ct_census_top(o, c, ind, CTC_PRINT_TOP);
+}
+
+void print_ctc_filter(struct out *o, const struct ctc_filter *f)
+{
+	char a[INET6_ADDRSTRLEN];
+	const char *pn;
+
+	if (!f->set)
+		return;
+	out_text(o, "filter");
+	out_obj_open(o, "filter");
+	if (f->set & CTF_FAMILY)
+		out_str(o, "family", " --family %s",
+			f->family == AF_INET6 ? "ipv6" : "ipv4");
+	if (f->set & CTF_PROTO) {
+		pn = ct_proto_name(f->proto);
+		if (pn)
+			out_str(o, "proto", " --proto %s", pn);
+		else
+			out_u64(o, "proto", " --proto %llu", f->proto);
+	}
+	if (f->set & CTF_STATE)
+		out_str(o, "state", " --state %s",
+			ct_tcp_state_name(f->tcp_state));
+	if (f->set & CTF_ZONE)
+		out_u64(o, "zone", " --zone %llu", f->zone);
+	if (f->set & CTF_MARK) {
+		out_u64(o, "mark", " --mark 0x%llx", f->mark);
+		out_u64(o, "mark_mask", f->mark_mask == UINT32_MAX ? NULL :
+			"/0x%llx", f->mark_mask);
+	}
+	if (f->set & CTF_SRC) {
+		inet_ntop(f->src_family, f->src, a, sizeof(a));
+		out_str(o, "src", " --src %s", a);
+	}
+	if (f->set & CTF_DST) {
+		inet_ntop(f->dst_family, f->dst, a, sizeof(a));
+		out_str(o, "dst", " --dst %s", a);
+	}
+	out_obj_close(o);
+	out_text(o, "\n");
 }

@@ -66,6 +66,13 @@ struct ctc_top {
 	uint64_t untracked;
 };
 
+/* Status bits of an entry (uapi nf_conntrack_common.h, IPS_*) */
+enum {
+	CTC_IPS_SEEN_REPLY = 1 << 1,
+	CTC_IPS_ASSURED = 1 << 2,
+	CTC_IPS_DYING = 1 << 9,
+};
+
 /* One entry as the dump gives it. */
 struct ctc_entry {
 	uint8_t family, proto;
@@ -74,6 +81,35 @@ struct ctc_entry {
 	uint16_t zone;
 	uint8_t src[16], dst[16];
 	uint16_t dport;
+	uint32_t status;	/* CTC_IPS_* */
+	uint32_t mark;
+};
+
+/*
+ * conntrack(8)'s filters (--family, --proto, --state, --zone, --mark,
+ * --src, --dst: the original direction): an entry is counted only if it matches each
+ * one given (CTF_* in @set).
+ */
+enum {
+	CTF_FAMILY = 1 << 0, CTF_PROTO = 1 << 1, CTF_STATE = 1 << 2,
+	CTF_ZONE = 1 << 3, CTF_MARK = 1 << 4, CTF_SRC = 1 << 5,
+	CTF_DST = 1 << 6,
+};
+
+struct ctc_filter {
+	unsigned int set;
+	uint8_t family;		/* AF_INET, AF_INET6 */
+	uint8_t proto;
+	uint8_t tcp_state;	/* implies TCP */
+	uint16_t zone;
+	uint32_t mark, mark_mask;
+	uint8_t src_family, dst_family;
+	uint8_t src[16], dst[16];
+};
+
+/* ASSURED, UNREPLIED (no SEEN_REPLY) and DYING entries */
+struct ctc_status {
+	uint64_t assured, unreplied, dying;
 };
 
 struct ct_census {
@@ -89,6 +125,13 @@ struct ct_census {
 	struct ctc_top src, dst;
 	/* nf_conntrack_tcp_timeout_<state>, seconds; -1 if absent */
 	long long timeout[CTC_TCP_STATES];
+	struct ctc_status status, tcp_status[CTC_TCP_STATES];
+	/*
+	 * Set after ct_census_init(), before ct_census_collect(): only the
+	 * entries it matches are counted (total); @dumped counts them all.
+	 */
+	const struct ctc_filter *filter;
+	uint64_t dumped;
 };
 
 int ct_census_init(struct ct_census *c);
@@ -116,20 +159,48 @@ void ctc_key_str(const struct ctc_key *k, char *buf, size_t len);
 bool ctc_key_loopback(const struct ctc_key *k);
 /*
  * Dump the current netns's conntrack table through libnetfilter_conntrack
- * into @c (initialised). -errno (EPERM without CAP_NET_ADMIN).
+ * into @c (initialised; c->filter applied if set). -errno (EPERM without
+ * CAP_NET_ADMIN).
  */
 int ct_census_collect(struct ct_census *c);
 
-/* Sources and destinations print_ct_census() shows */
+/*
+ * Each filter as conntrack(8) spells its value (case-insensitive names):
+ * false if @arg is not one. --proto: tcp, udp, icmp, icmpv6, ... or 0..255;
+ * --state: NONE, SYN_SENT, ..., TIME_WAIT, CLOSE, SYN_SENT2 (LISTEN);
+ * --family: ipv4, ipv6; --zone: 0..65535; --mark: N[/MASK] (decimal or 0x);
+ * --src, --dst: an IPv4 or IPv6 address.
+ */
+bool ctc_filter_proto(struct ctc_filter *f, const char *arg);
+bool ctc_filter_state(struct ctc_filter *f, const char *arg);
+bool ctc_filter_family(struct ctc_filter *f, const char *arg);
+bool ctc_filter_zone(struct ctc_filter *f, const char *arg);
+bool ctc_filter_mark(struct ctc_filter *f, const char *arg);
+bool ctc_filter_addr(struct ctc_filter *f, bool dst, const char *arg);
+/* NULL if an entry can match all of @f, else why none can */
+const char *ctc_filter_conflict(const struct ctc_filter *f);
+bool ctc_filter_match(const struct ctc_filter *f, const struct ctc_entry *e);
+
+/* Sources and destinations print_ct_census() shows (conntrack -n: 1..CAP) */
 #define CTC_PRINT_TOP 10
 struct out;
 /*
  * @c, plain (each line after @ind) and JSON ("census": {"dumped",
- * "protocols", "tcp_states", "zones", "sources", "destinations", each
- * endpoint with "entries" and "max_overcount"}): tcptw
- * conntrack, and stat's conntrack part.
+ * "matched" (with a filter), "protocols", "tcp_states" (each with its
+ * "status"), "zones", "status": {"assured", "unreplied", "dying"},
+ * "sources", "destinations", each endpoint with "entries" and
+ * "max_overcount"}): tcptw conntrack, and stat's conntrack part.
  */
 void print_ct_census(struct out *o, const struct ct_census *c,
 		     const char *ind);
+/* The same with the @top (1..CTC_TOP_CAP) largest sources and destinations */
+void print_ct_census_top(struct out *o, const struct ct_census *c,
+			 const char *ind, size_t top);
+/*
+ * The filters of @f as tcptw spells them: plain "filter --proto tcp ...",
+ * JSON "filter": {"family", "proto", "state", "zone", "mark", "mark_mask",
+ * "src", "dst"}, those given.
+ */
+void print_ctc_filter(struct out *o, const struct ctc_filter *f);
 
 #endif /* _TCPTW_CT_CENSUS_H */

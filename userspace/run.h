@@ -23,6 +23,8 @@ struct target {
 	bool have_base, have_last;
 	bool have_tw;
 	uint32_t tw_start, tw_peak, tw_end;
+	bool have_ct;		/* nf_conntrack_count, as TIME_WAIT */
+	uint64_t ct_start, ct_peak, ct_end;
 };
 
 struct run {
@@ -39,8 +41,11 @@ struct run {
 
 /* Into @t's netns (no setns() if tcptw is in it); -errno, said on stderr. */
 int run_target_enter(const struct target *t);
-/* The TIME_WAIT start, peak and end of @t, from the census of @s. */
-void run_track_tw(struct target *t, const struct snapshot *s);
+/*
+ * The TIME_WAIT sockets' and the conntrack entries' start, peak and end
+ * of @t, from the census and the conntrack count of @s.
+ */
+void run_track(struct target *t, const struct snapshot *s);
 /*
  * The report, written whole once it is complete: on stderr, or to -o
  * FILE; *@found when diagnose named a cause. An exit status.

@@ -128,7 +128,7 @@ static int report_target(struct out *o, struct run *r, struct target *t,
 		snapshot_free(&end);
 		return fail("/proc/net/netstat", end.mib_err);
 	}
-	run_track_tw(t, &end);
+	run_track(t, &end);
 	module_hint_once(&end,
 			 "reporting the kernel's MIBs, sockets and conntrack alone");
 	res = calloc(1, sizeof(*res));
@@ -172,6 +172,17 @@ static int report_target(struct out *o, struct run *r, struct target *t,
 		out_u64(o, "start", "  TIME_WAIT sockets: start %llu", t->tw_start);
 		out_u64(o, "peak", ", peak %llu", t->tw_peak);
 		out_u64(o, "end", ", end %llu\n", t->tw_end);
+	}
+	out_obj_close(o);
+	/* entries, not sockets: a NAT's table fills with flows it forwards */
+	out_obj_open(o, "conntrack_entries");
+	if (t->have_ct) {
+		out_u64(o, "start", "  conntrack entries: start %llu", t->ct_start);
+		out_u64(o, "peak", ", peak %llu", t->ct_peak);
+		out_u64(o, "end", ", end %llu", t->ct_end);
+		if (end.have_ct && end.ct.have_max)
+			out_u64(o, "max", " (max %llu)", end.ct.max);
+		out_text(o, "\n");
 	}
 	out_obj_close(o);
 	if (in.peers)

@@ -26,6 +26,12 @@ enum {
 	O_MULTINS = 1 << 11, O_CMD = 1 << 12,
 	/* run: -o FILE, the report's destination */
 	O_OUTPUT = 1 << 13,
+	/* conntrack: conntrack(8)'s filters, -C, -n */
+	O_FAMILY = 1 << 14, O_PROTO = 1 << 15, O_STATE = 1 << 16,
+	O_ZONE = 1 << 17, O_MARK = 1 << 18, O_SRC = 1 << 19, O_DST = 1 << 20,
+	O_COUNTONLY = 1 << 21, O_TOP = 1 << 22,
+	O_CTFILTER = O_FAMILY | O_PROTO | O_STATE | O_ZONE | O_MARK | O_SRC |
+		     O_DST,
 	/* every command takes these */
 	O_ANY = O_JSON | O_NETNS,
 };
@@ -43,7 +49,8 @@ static const struct command {
 	{ "listeners", cmd_listeners, O_ANY },
 	{ "diagnose", cmd_diagnose, O_ANY | O_SINCE | O_BASELINE | O_SAVE },
 	{ "export", cmd_export, O_NETNS | O_PROM | O_ALLNS },
-	{ "conntrack", cmd_conntrack, O_ANY | O_ALLNS },
+	{ "conntrack", cmd_conntrack, O_ANY | O_ALLNS | O_CTFILTER |
+	  O_COUNTONLY | O_TOP },
 	/* run enters each netns itself: the command runs in tcptw's own */
 	{ "run", cmd_run, O_ANY | O_ALLNS | O_INTERVAL | O_FAILDIAG |
 	  O_MULTINS | O_CMD | O_OUTPUT },
@@ -60,6 +67,10 @@ static const struct {
 	{ O_BASELINE, "--baseline" }, { O_SAVE, "--save-baseline" },
 	{ O_PROM, "--prometheus" }, { O_ALLNS, "--all-netns" },
 	{ O_FAILDIAG, "--fail-on-diagnosis" }, { O_OUTPUT, "--output" },
+	{ O_FAMILY, "--family" }, { O_PROTO, "--proto" },
+	{ O_STATE, "--state" }, { O_ZONE, "--zone" }, { O_MARK, "--mark" },
+	{ O_SRC, "--src" }, { O_DST, "--dst" },
+	{ O_COUNTONLY, "--count-only" }, { O_TOP, "--top" },
 };
 
 static const char usage_text[] =
@@ -78,7 +89,7 @@ static const char usage_text[] =
 	"  diagnose   [-j] [--since SEC] [--baseline FILE] [--save-baseline FILE]\n"
 	"                                              name the causes with evidence\n"
 	"  export     --prometheus [--all-netns]       Prometheus text exposition\n"
-	"  conntrack  [-j] [--all-netns]               what fills the conntrack table\n"
+	"  conntrack  [-j] [-A] [-C] [-n N] [FILTER...] what fills the conntrack table\n"
 	"  run        [-N NAME ...|--pid PID|-A] [-j] [-i SEC] [-o FILE]\n"
 	"             [--fail-on-diagnosis] [--] CMD [ARGS...]\n"
 	"                                              what failed while CMD ran\n"
@@ -100,6 +111,9 @@ static const char usage_text[] =
 	"  -P, --prometheus         export: Prometheus text format\n"
 	"  -o, --output FILE        run: the report to FILE, not stderr\n"
 	"      --fail-on-diagnosis  run: exit 3 when a cause was named\n"
+	"  -C, --count-only         conntrack: the entry count alone, as conntrack -C\n"
+	"  -n, --top N              conntrack: N top sources, destinations (default 10)\n"
+	"      FILTER: --proto P --state S --family F --zone N --mark M --src A --dst A\n"
 	"  -h, --help               this help\n"
 	"  -V, --version            the version\n"
 	"\n"
@@ -185,7 +199,7 @@ static bool parse_long(const char *s, long *v, long max)
 }
 
 /* The options that take an argument, short and long. */
-static const char arg_opts[] = "NicsbSo";
+static const char arg_opts[] = "NicsbSomn";
 
 static bool takes_arg(const char *a, const struct option *lo)
 {
@@ -242,6 +256,72 @@ static int find_cmd(int argc, char **argv, const struct option *lo, int *cut)
 	return 0;
 }
 
+/* The long options without a short one */
+enum {
+	OPT_FAMILY = 256, OPT_PROTO, OPT_STATE, OPT_ZONE, OPT_SRC, OPT_DST,
+};
+
+static const char bad_proto[] =
+	"bad --proto: '%s' (tcp, udp, icmp, icmpv6, sctp, dccp, udplite, gre or 0-255)";
+static const char bad_mark[] =
+	"bad --mark: '%s' (N[/MASK], 32 bits each, decimal or 0x hex)";
+static const char ct_leftover[] =
+	"unexpected argument: %s (conntrack -p, -f, -s, -d: --proto, --family, --src, --dst here)";
+static const char bad_top[] =
+	"tcptw: bad -n/--top: '%s' (1 to %d: the endpoints the census holds)\n";
+
+/* conntrack's filters: "tcptw: bad --proto: x (...)" and exit 2 if not one */
+static int ct_filter_opt(struct opts *o, int c, const char *arg,
+			 unsigned int *seen)
+{
+	struct ctc_filter *f = &o->ct_filter;
+	unsigned int i;
+
+	switch (c) {
+	case OPT_FAMILY:
+		*seen |= O_FAMILY;
+		if (!ctc_filter_family(f, arg))
+			return bad_usage("bad --family: '%s' (ipv4 or ipv6)", arg);
+		break;
+	case OPT_PROTO:
+		*seen |= O_PROTO;
+		if (!ctc_filter_proto(f, arg))
+			return bad_usage(bad_proto, arg);
+		break;
+	case OPT_STATE:
+		*seen |= O_STATE;
+		if (!ctc_filter_state(f, arg)) {
+			fprintf(stderr, "tcptw: bad --state: '%s' (a TCP state:",
+				arg);
+			for (i = 0; ct_tcp_state_name(i); i++)
+				fprintf(stderr, " %s", ct_tcp_state_name(i));
+			fputs(")\n", stderr);
+			return short_usage();
+		}
+		break;
+	case OPT_ZONE:
+		*seen |= O_ZONE;
+		if (!ctc_filter_zone(f, arg))
+			return bad_usage("bad --zone: '%s' (0-65535)", arg);
+		break;
+	case 'm':
+		*seen |= O_MARK;
+		if (!ctc_filter_mark(f, arg))
+			return bad_usage(bad_mark, arg);
+		break;
+	case OPT_SRC:
+	case OPT_DST:
+		*seen |= c == OPT_SRC ? O_SRC : O_DST;
+		if (!ctc_filter_addr(f, c == OPT_DST, arg))
+			return bad_usage(c == OPT_SRC ?
+					 "bad --src: '%s' (an IPv4 or IPv6 address)" :
+					 "bad --dst: '%s' (an IPv4 or IPv6 address)",
+					 arg);
+		break;
+	}
+	return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -259,11 +339,23 @@ int main(int argc, char **argv)
 		{ "prometheus", no_argument, NULL, 'P' },
 		{ "fail-on-diagnosis", no_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
+		/* conntrack(8)'s names; its -p, -f and -s are taken here */
+		{ "family", required_argument, NULL, OPT_FAMILY },
+		{ "proto", required_argument, NULL, OPT_PROTO },
+		{ "state", required_argument, NULL, OPT_STATE },
+		{ "zone", required_argument, NULL, OPT_ZONE },
+		{ "mark", required_argument, NULL, 'm' },
+		{ "src", required_argument, NULL, OPT_SRC },
+		{ "orig-src", required_argument, NULL, OPT_SRC },
+		{ "dst", required_argument, NULL, OPT_DST },
+		{ "orig-dst", required_argument, NULL, OPT_DST },
+		{ "count-only", no_argument, NULL, 'C' },
+		{ "top", required_argument, NULL, 'n' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .interval = 1, .since = -1 };
+	struct opts o = { .interval = 1, .since = -1, .ct_top = CTC_PRINT_TOP };
 	const struct command *cmd = NULL;
 	unsigned int seen = 0;
 	bool help = false;
@@ -283,8 +375,8 @@ int main(int argc, char **argv)
 		argc = cut;
 		seen |= O_CMD;
 	}
-	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhVo:", longopts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jpN:Ai:c:fs:b:S:PhVo:m:Cn:",
+				longopts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			o.json = true;
@@ -358,6 +450,29 @@ int main(int argc, char **argv)
 			o.fail_on_diagnosis = true;
 			seen |= O_FAILDIAG;
 			break;
+		case OPT_FAMILY:
+		case OPT_PROTO:
+		case OPT_STATE:
+		case OPT_ZONE:
+		case 'm':
+		case OPT_SRC:
+		case OPT_DST:
+			err = ct_filter_opt(&o, c, optarg, &seen);
+			if (err)
+				return err;
+			break;
+		case 'C':
+			o.ct_count_only = true;
+			seen |= O_COUNTONLY;
+			break;
+		case 'n':
+			/* the census holds CTC_TOP_CAP endpoints, no more */
+			if (!parse_long(optarg, &o.ct_top, CTC_TOP_CAP)) {
+				fprintf(stderr, bad_top, optarg, CTC_TOP_CAP);
+				return short_usage();
+			}
+			seen |= O_TOP;
+			break;
 		case 'h':
 			help = true;
 			break;
@@ -373,6 +488,9 @@ int main(int argc, char **argv)
 		return flushed(print_help(optind < argc ? argv[optind] : NULL));
 	if (optind >= argc)
 		return bad_usage("%s", "no command given");
+	/* conntrack -p tcp: -p is --pretty here, "tcp" is left over */
+	if (optind + 1 < argc && !strcmp(argv[optind], "conntrack"))
+		return bad_usage(ct_leftover, argv[optind + 1]);
 	if (optind + 1 < argc)
 		return bad_usage("unexpected argument: %s", argv[optind + 1]);
 	for (i = 0; i < ARRAY_SIZE(commands); i++)
@@ -397,6 +515,10 @@ int main(int argc, char **argv)
 		return bad_usage("%s", "--netns and --pid exclude each other");
 	if (o.all_netns && (o.netns || o.pid))
 		return bad_usage("%s", "--all-netns excludes --netns and --pid");
+	if (ctc_filter_conflict(&o.ct_filter))
+		return bad_usage("%s", ctc_filter_conflict(&o.ct_filter));
+	if (o.ct_count_only && (seen & O_TOP))
+		return bad_usage("%s", "--count-only lists no endpoints: not with -n");
 	if (cmd->run == cmd_export && !o.prometheus)
 		return bad_usage("%s", "export needs --prometheus");
 	if (o.baseline && (seen & O_SINCE))

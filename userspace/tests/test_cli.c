@@ -97,6 +97,18 @@ static void test_usage_errors(void **state)
 		"-N a/b run -- true", "watch -i 0x10", "watch -i 1e3",
 		"watch -i inf", "diagnose --since nan", "stat -o x",
 		"run -o",
+		/* conntrack's filters, -C and -n: bad values, other commands */
+		"conntrack --proto bogus", "conntrack --proto 256",
+		"conntrack --state tw", "conntrack --mark 1/x",
+		"conntrack -m -1", "conntrack --zone 65536",
+		"conntrack --family inet", "conntrack --src 1.2.3",
+		"conntrack --dst x", "conntrack -n 0", "conntrack -n 3073",
+		"conntrack -n x", "conntrack --top -1",
+		"conntrack --proto udp --state ESTABLISHED",
+		"conntrack --family ipv6 --src 198.18.0.1", "conntrack -C -n 5",
+		"stat --proto tcp", "stat -C", "watch -n 3",
+		"diagnose --state TIME_WAIT", "export --prometheus --zone 1",
+		"run --mark 1 -- true",
 	};
 	struct result r;
 	size_t i;
@@ -248,6 +260,75 @@ static void test_write_error(void **state)
 		assert_non_null(strstr(err, "No space left on device"));
 		free(err);
 	}
+}
+
+/*
+ * conntrack: filters and -n refused with the option and value named, -C
+ * from nf_conntrack_count alone; a fixture tree has no table to dump.
+ */
+static void test_conntrack(void **state)
+{
+	static const char *const msgs[][2] = {
+		{ "conntrack --proto bogus", "tcptw: bad --proto: 'bogus' (" },
+		{ "conntrack --state tw", "tcptw: bad --state: 'tw' (" },
+		{ "conntrack --mark 1/x", "tcptw: bad --mark: '1/x' (" },
+		{ "conntrack -n 0", "tcptw: bad -n/--top: '0' (1 to 3072" },
+		{ "stat -C", "tcptw: option --count-only not valid for stat\n" },
+		/* conntrack's own -p: --pretty here, "tcp" left over */
+		{ "conntrack -p tcp", "tcptw: unexpected argument: tcp "
+		  "(conntrack -p, -f, -s, -d: --proto," },
+		{ "sockets --src 198.18.0.1",
+		  "tcptw: option --src not valid for sockets\n" },
+	};
+	struct result r;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(msgs) / sizeof(msgs[0]); i++) {
+		r = run("conntrack_full/t1", msgs[i][0]);
+		assert_int_equal(r.rc, 2);
+		if (!strstr(r.err, msgs[i][1]))
+			print_message("# %s: %s\n", msgs[i][0], r.err);
+		assert_non_null(strstr(r.err, msgs[i][1]));
+		assert_string_equal(r.out, "");
+		done(&r);
+	}
+	/* -C: the table's count, no dump */
+	r = run("conntrack_full/t1", "conntrack -C");
+	assert_int_equal(r.rc, 0);
+	assert_string_equal(r.err, "");
+	assert_non_null(strstr(r.out, "\nentries 200 of max 200\n"));
+	done(&r);
+	r = run("conntrack_full/t1", "conntrack --count-only -j");
+	assert_int_equal(r.rc, 0);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"conntrack\":{\"entries\":200,"
+			       "\"counted\":\"nf_conntrack_count\",\"max\":200}}"));
+	done(&r);
+	/* with a filter -C counts by a dump: none in a fixture tree */
+	r = run("conntrack_full/t1", "conntrack -C --proto tcp -j");
+	assert_int_equal(r.rc, 1);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"conntrack\":{\"filter\":{\"proto\":"
+			       "\"tcp\"},\"error\":"));
+	assert_non_null(strstr(r.err, "tcptw: conntrack dump: "));
+	done(&r);
+	/* taken, each as conntrack(8) spells it, and said */
+	r = run("conntrack_full/t1", "conntrack -n 3072 --family ipv6 "
+		"--mark 0xffffffff/1 --src fd00::1 --state listen --zone 7 "
+		"--proto 6 --dst fd00::2 -j");
+	assert_int_equal(r.rc, 1);
+	assert_json(r.out);
+	assert_non_null(strstr(r.out, "\"filter\":{\"family\":\"ipv6\","
+			       "\"proto\":\"tcp\",\"state\":\"SYN_SENT2\","
+			       "\"zone\":7,\"mark\":4294967295,\"mark_mask\":1,"
+			       "\"src\":\"fd00::1\",\"dst\":\"fd00::2\"}"));
+	done(&r);
+	r = run("conntrack_full/t1", "conntrack --state TIME_WAIT -m 5");
+	assert_int_equal(r.rc, 1);
+	assert_non_null(strstr(r.out, "\nfilter --state TIME_WAIT --mark 0x5\n"
+			       "entries 200 of max 200\n"));
+	done(&r);
 }
 
 /* One shape per concept: "module" is an object in every command. */
@@ -920,6 +1001,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_tables),
 		cmocka_unit_test(test_host),
 		cmocka_unit_test(test_usage_messages),
+		cmocka_unit_test(test_conntrack),
 		cmocka_unit_test(test_run),
 		cmocka_unit_test(test_run_output),
 		cmocka_unit_test(test_run_unprivileged),

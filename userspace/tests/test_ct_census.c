@@ -16,10 +16,13 @@
 #include "ct_census.h"
 #include "output.h"
 #include "prom.h"
+#include "proc.h"
 
 /* the wrapped library: a fake handle, and entries made up per call */
 static int open_errno, query_errno;
 static unsigned long dump_n;
+static uint32_t query_family;
+static void (*filler)(struct nf_conntrack *ct, unsigned long i);
 static int (*dump_cb)(enum nf_conntrack_msg_type, struct nf_conntrack *,
 		      void *);
 static void *dump_data;
@@ -89,6 +92,63 @@ static void fill(struct nf_conntrack *ct, unsigned long i)
 	}
 }
 
+/*
+ * Entry i of a mixed table, 4 kinds in turn, 100 entries: 25 each of
+ *  0: IPv6 TCP ESTABLISHED fd00::1 -> [fd00::2]:443, ASSURED, no mark
+ *  1: IPv4 TCP TIME_WAIT 198.18.0.1 -> 198.18.0.2:80, ASSURED, mark 0x21
+ *  2: IPv4 UDP 198.18.0.3 -> 198.18.0.4:53, zone 5, unreplied, no mark
+ *  3: IPv4 ICMP 198.18.0.1 -> 198.19.0.9, replied, mark 0x31; one in 5
+ *     of them (i % 20 == 3) DYING
+ */
+static void fill_mix(struct nf_conntrack *ct, unsigned long i)
+{
+	static const uint8_t v6src[16] = { 0xfd, [15] = 1 };
+	static const uint8_t v6dst[16] = { 0xfd, [15] = 2 };
+	static const uint32_t v4[4][2] = {
+		{ 0, 0 }, { 0xc6120001, 0xc6120002 },
+		{ 0xc6120003, 0xc6120004 }, { 0xc6120001, 0xc6130009 },
+	};
+	unsigned int k = i % 4;
+
+	nfct_attr_unset(ct, ATTR_TCP_STATE);
+	nfct_attr_unset(ct, ATTR_ZONE);
+	nfct_attr_unset(ct, ATTR_MARK);
+	nfct_attr_unset(ct, ATTR_ORIG_PORT_DST);
+	nfct_set_attr_u8(ct, ATTR_ORIG_L3PROTO, k ? AF_INET : AF_INET6);
+	if (k) {
+		nfct_set_attr_u32(ct, ATTR_ORIG_IPV4_SRC, htonl(v4[k][0]));
+		nfct_set_attr_u32(ct, ATTR_ORIG_IPV4_DST, htonl(v4[k][1]));
+	} else {
+		nfct_set_attr(ct, ATTR_ORIG_IPV6_SRC, v6src);
+		nfct_set_attr(ct, ATTR_ORIG_IPV6_DST, v6dst);
+	}
+	switch (k) {
+	case 0:
+	case 1:
+		nfct_set_attr_u8(ct, ATTR_ORIG_L4PROTO, IPPROTO_TCP);
+		nfct_set_attr_u8(ct, ATTR_TCP_STATE, k ? TCP_CONNTRACK_TIME_WAIT :
+				 TCP_CONNTRACK_ESTABLISHED);
+		nfct_set_attr_u16(ct, ATTR_ORIG_PORT_DST, htons(k ? 80 : 443));
+		nfct_set_attr_u32(ct, ATTR_STATUS, IPS_ASSURED | IPS_SEEN_REPLY |
+				  IPS_CONFIRMED);
+		if (k)
+			nfct_set_attr_u32(ct, ATTR_MARK, 0x21);
+		break;
+	case 2:
+		nfct_set_attr_u8(ct, ATTR_ORIG_L4PROTO, IPPROTO_UDP);
+		nfct_set_attr_u16(ct, ATTR_ORIG_PORT_DST, htons(53));
+		nfct_set_attr_u16(ct, ATTR_ZONE, 5);
+		nfct_set_attr_u32(ct, ATTR_STATUS, IPS_CONFIRMED);
+		break;
+	default:
+		nfct_set_attr_u8(ct, ATTR_ORIG_L4PROTO, IPPROTO_ICMP);
+		nfct_set_attr_u32(ct, ATTR_MARK, 0x31);
+		nfct_set_attr_u32(ct, ATTR_STATUS, IPS_SEEN_REPLY | IPS_CONFIRMED |
+				  (i % 20 == 3 ? IPS_DYING : 0));
+		break;
+	}
+}
+
 int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
 		      const void *data);
 int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
@@ -99,7 +159,8 @@ int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
 
 	assert_ptr_equal(h, &fake_handle);
 	assert_int_equal(q, NFCT_Q_DUMP);
-	assert_int_equal(*(const uint32_t *)data, AF_UNSPEC);
+	/* the family asked for: checked by the tests (the kernel's filter) */
+	query_family = *(const uint32_t *)data;
 	if (query_errno) {
 		errno = query_errno;
 		return -1;
@@ -108,7 +169,7 @@ int __wrap_nfct_query(struct nfct_handle *h, enum nf_conntrack_query q,
 	ct = nfct_new();
 	assert_non_null(ct);
 	for (i = 0; i < dump_n; i++) {
-		fill(ct, i);
+		filler(ct, i);
 		if (dump_cb(NFCT_T_UPDATE, ct, dump_data) != NFCT_CB_CONTINUE)
 			break;
 	}
@@ -127,6 +188,7 @@ static int setup(void **state)
 	open_errno = 0;
 	query_errno = 0;
 	dump_n = 0;
+	filler = fill;
 	if (!mkdtemp(root))
 		return -1;
 	snprintf(cmd, sizeof(cmd), "mkdir -p %s/sys/net/netfilter && cd %s/sys/net/netfilter && "
@@ -159,6 +221,7 @@ static void test_dump(void **state)
 	dump_n = 200;
 	assert_int_equal(ct_census_init(&c), 0);
 	assert_int_equal(ct_census_collect(&c), 0);
+	assert_int_equal(query_family, AF_UNSPEC);
 	assert_int_equal(c.total, 200);
 	assert_int_equal(c.proto[IPPROTO_TCP], 180);
 	assert_int_equal(c.proto[IPPROTO_UDP], 20);
@@ -418,6 +481,7 @@ static void test_random(void **state)
 static void census200(struct ct_census *c)
 {
 	dump_n = 200;
+	filler = fill;
 	assert_int_equal(ct_census_init(c), 0);
 	assert_int_equal(ct_census_collect(c), 0);
 }
@@ -461,8 +525,12 @@ static void test_print(void **state)
 			       "\"protocols\":{\"tcp\":180,\"udp\":20},"
 			       "\"tcp_states\":{\"TIME_WAIT\":{\"entries\":180,"
 			       "\"timeout_s\":120,\"sysctl\":"
-			       "\"nf_conntrack_tcp_timeout_time_wait\"}},"
-			       "\"zones\":{\"7\":20,\"0\":180}"));
+			       "\"nf_conntrack_tcp_timeout_time_wait\","
+			       "\"status\":{\"assured\":0,\"unreplied\":180,"
+			       "\"dying\":0}}},"
+			       "\"zones\":{\"7\":20,\"0\":180},"
+			       "\"status\":{\"assured\":0,\"unreplied\":200,"
+			       "\"dying\":0},"));
 	assert_non_null(strstr(t, "\"destinations\":[{\"proto\":\"tcp\","
 			       "\"endpoint\":\"127.0.0.1:9000\",\"entries\":180,"
 			       "\"max_overcount\":0}"));
@@ -493,6 +561,256 @@ static void test_print_approx(void **state)
 	assert_non_null(strstr(t, "\"destinations\":[{\"proto\":\"tcp\","
 			       "\"endpoint\":\"127.0.0.1:9000\",\"entries\":2001,"
 			       "\"max_overcount\":1}"));
+	free(t);
+	ct_census_free(&c);
+}
+
+/* conntrack's option @opt (without "--") set to @arg, as tcptw parses it */
+static bool set_filter(struct ctc_filter *f, const char *opt, const char *arg)
+{
+	if (!strcmp(opt, "proto"))
+		return ctc_filter_proto(f, arg);
+	if (!strcmp(opt, "state"))
+		return ctc_filter_state(f, arg);
+	if (!strcmp(opt, "family"))
+		return ctc_filter_family(f, arg);
+	if (!strcmp(opt, "zone"))
+		return ctc_filter_zone(f, arg);
+	if (!strcmp(opt, "mark"))
+		return ctc_filter_mark(f, arg);
+	if (!strcmp(opt, "src"))
+		return ctc_filter_addr(f, false, arg);
+	if (!strcmp(opt, "dst"))
+		return ctc_filter_addr(f, true, arg);
+	fail_msg("no option %s", opt);
+	return false;
+}
+
+/* The mixed table of fill_mix() through the dump, counted under @f */
+static void mixed(struct ct_census *c, const struct ctc_filter *f)
+{
+	dump_n = 100;
+	filler = fill_mix;
+	assert_int_equal(ct_census_init(c), 0);
+	c->filter = f;
+	assert_int_equal(ct_census_collect(c), 0);
+	assert_int_equal(c->dumped, 100);
+}
+
+/*
+ * Each filter kind, alone and combined, picks the entries of fill_mix()
+ * that conntrack -L would list with it; the rest of the dump is not
+ * counted anywhere.
+ */
+static void test_filters(void **state)
+{
+	static const struct {
+		const char *opt[2], *arg[2];
+		uint64_t n;
+	} cases[] = {
+		{ { "proto" }, { "tcp" }, 50 },
+		{ { "proto" }, { "UDP" }, 25 },
+		{ { "proto" }, { "1" }, 25 },
+		{ { "proto" }, { "icmpv6" }, 0 },
+		{ { "state" }, { "established" }, 25 },
+		{ { "state" }, { "TIME_WAIT" }, 25 },
+		{ { "state" }, { "SYN_RECV" }, 0 },
+		{ { "family" }, { "ipv6" }, 25 },
+		{ { "family" }, { "IPv4" }, 75 },
+		{ { "zone" }, { "5" }, 25 },
+		{ { "zone" }, { "0" }, 75 },
+		{ { "mark" }, { "0x21" }, 25 },
+		{ { "mark" }, { "33" }, 25 },
+		{ { "mark" }, { "1/0xf" }, 50 },
+		{ { "mark" }, { "0" }, 50 },
+		{ { "mark" }, { "0x20/0x20" }, 50 },
+		{ { "src" }, { "198.18.0.1" }, 50 },
+		{ { "src" }, { "fd00::1" }, 25 },
+		{ { "src" }, { "198.18.0.2" }, 0 },
+		{ { "dst" }, { "198.18.0.4" }, 25 },
+		{ { "dst" }, { "fd00::2" }, 25 },
+		{ { "proto", "src" }, { "tcp", "198.18.0.1" }, 25 },
+		{ { "state", "mark" }, { "time_wait", "0x21" }, 25 },
+		{ { "family", "state" }, { "ipv6", "TIME_WAIT" }, 0 },
+		{ { "zone", "dst" }, { "5", "198.18.0.4" }, 25 },
+	};
+	struct ctc_filter f;
+	struct ct_census c;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&f, 0, sizeof(f));
+		for (j = 0; j < 2 && cases[i].opt[j]; j++)
+			assert_true(set_filter(&f, cases[i].opt[j],
+					       cases[i].arg[j]));
+		assert_null(ctc_filter_conflict(&f));
+		mixed(&c, &f);
+		if (c.total != cases[i].n)
+			print_message("# --%s %s: %llu\n", cases[i].opt[0],
+				      cases[i].arg[0],
+				      (unsigned long long)c.total);
+		assert_int_equal(c.total, cases[i].n);
+		/* nothing of what did not match is counted */
+		assert_int_equal(c.proto[IPPROTO_TCP] + c.proto[IPPROTO_UDP] +
+				 c.proto[IPPROTO_ICMP], c.total);
+		assert_int_equal(query_family, f.set & CTF_FAMILY ? f.family :
+				 AF_UNSPEC);
+		ct_census_free(&c);
+	}
+	/* no filter at all: every entry */
+	mixed(&c, NULL);
+	assert_int_equal(c.total, 100);
+	ct_census_free(&c);
+}
+
+/* What each filter refuses, and filters no entry can match together */
+static void test_filter_parse(void **state)
+{
+	static const char *const bad[][2] = {
+		{ "proto", "256" }, { "proto", "-1" }, { "proto", "" },
+		{ "proto", "tcpx" }, { "proto", "0x6" }, { "proto", " 6" },
+		{ "state", "tw" }, { "state", "" }, { "state", "3" },
+		{ "family", "inet" }, { "family", "4" },
+		{ "zone", "65536" }, { "zone", "-1" }, { "zone", "0x5" },
+		{ "mark", "" }, { "mark", "x" }, { "mark", "1/" },
+		{ "mark", "/1" }, { "mark", "4294967296" }, { "mark", "-1" },
+		{ "mark", "1/0x1/2" }, { "mark", " 1" },
+		{ "src", "1.2.3" }, { "src", "fd00::1/64" }, { "dst", "x" },
+	};
+	struct ctc_filter f;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&f, 0, sizeof(f));
+		if (set_filter(&f, bad[i][0], bad[i][1]))
+			print_message("# --%s '%s' taken\n", bad[i][0],
+				      bad[i][1]);
+		assert_false(set_filter(&f, bad[i][0], bad[i][1]));
+		assert_int_equal(f.set, 0);
+	}
+	memset(&f, 0, sizeof(f));
+	assert_true(ctc_filter_state(&f, "LISTEN"));
+	assert_int_equal(f.tcp_state, 9);
+	assert_true(ctc_filter_proto(&f, "ipv6-icmp"));
+	assert_int_equal(f.proto, IPPROTO_ICMPV6);
+	assert_true(ctc_filter_mark(&f, "0xffffffff/0xff"));
+	assert_int_equal(f.mark, 0xffffffff);
+	assert_int_equal(f.mark_mask, 0xff);
+	assert_true(ctc_filter_mark(&f, "7"));
+	assert_int_equal(f.mark_mask, 0xffffffff);
+	/* --state is TCP's */
+	assert_true(ctc_filter_proto(&f, "udp"));
+	assert_non_null(ctc_filter_conflict(&f));
+	assert_true(ctc_filter_proto(&f, "6"));
+	assert_null(ctc_filter_conflict(&f));
+	/* addresses of another family than -f, or than each other */
+	memset(&f, 0, sizeof(f));
+	assert_true(ctc_filter_family(&f, "ipv6"));
+	assert_true(ctc_filter_addr(&f, false, "198.18.0.1"));
+	assert_non_null(ctc_filter_conflict(&f));
+	memset(&f, 0, sizeof(f));
+	assert_true(ctc_filter_addr(&f, false, "198.18.0.1"));
+	assert_true(ctc_filter_addr(&f, true, "fd00::1"));
+	assert_non_null(ctc_filter_conflict(&f));
+}
+
+/* ASSURED, UNREPLIED and DYING: overall and per TCP state */
+static void test_status(void **state)
+{
+	struct ctc_filter f = { 0 };
+	struct ct_census c;
+
+	(void)state;
+	mixed(&c, NULL);
+	assert_int_equal(c.status.assured, 50);
+	assert_int_equal(c.status.unreplied, 25);
+	assert_int_equal(c.status.dying, 5);
+	assert_int_equal(c.tcp_status[CTC_TCP_ESTABLISHED].assured, 25);
+	assert_int_equal(c.tcp_status[CTC_TCP_TIME_WAIT].assured, 25);
+	assert_int_equal(c.tcp_status[CTC_TCP_TIME_WAIT].unreplied, 0);
+	assert_int_equal(c.tcp_status[CTC_TCP_TIME_WAIT].dying, 0);
+	ct_census_free(&c);
+	/* under a filter, those of the entries it matched */
+	assert_true(ctc_filter_proto(&f, "icmp"));
+	mixed(&c, &f);
+	assert_int_equal(c.status.assured, 0);
+	assert_int_equal(c.status.unreplied, 0);
+	assert_int_equal(c.status.dying, 5);
+	ct_census_free(&c);
+}
+
+static char *print_top(const struct ct_census *c, const struct ctc_filter *f,
+		       bool json, size_t top)
+{
+	struct out o;
+	size_t len;
+	char *buf;
+	FILE *f_ = open_memstream(&buf, &len);
+
+	assert_non_null(f_);
+	out_init(&o, f_, json);
+	out_obj_open(&o, NULL);
+	out_obj_open(&o, "conntrack");
+	if (f)
+		print_ctc_filter(&o, f);
+	print_ct_census_top(&o, c, "", top);
+	out_obj_close(&o);
+	out_obj_close(&o);
+	fclose(f_);
+	return buf;
+}
+
+static size_t count_str(const char *s, const char *what)
+{
+	size_t n = 0;
+
+	for (; (s = strstr(s, what)); s++)
+		n++;
+	return n;
+}
+
+/* The filter said, the census of its entries, status and -n's bounds */
+static void test_print_filter(void **state)
+{
+	struct ctc_filter f = { 0 };
+	struct ct_census c;
+	char *t;
+
+	(void)state;
+	assert_true(ctc_filter_state(&f, "time_wait"));
+	assert_true(ctc_filter_mark(&f, "0x1/0xf"));
+	assert_true(ctc_filter_addr(&f, false, "198.18.0.1"));
+	mixed(&c, &f);
+	t = print_top(&c, &f, false, CTC_PRINT_TOP);
+	assert_non_null(strstr(t, "filter --state TIME_WAIT --mark 0x1/0xf "
+			       "--src 198.18.0.1\nentries dumped 100, 25 match "
+			       "the filter\n"));
+	assert_non_null(strstr(t, "\nby status\n  ASSURED"
+			       "                                    25\n"));
+	assert_non_null(strstr(t, "(early_drop evicts only entries not ASSURED"));
+	assert_non_null(strstr(t, "\n  TIME_WAIT                      25"
+			       "            0            0\n"));
+	free(t);
+	t = print_top(&c, &f, true, CTC_PRINT_TOP);
+	assert_true(json_lines_valid(t));
+	assert_non_null(strstr(t, "{\"conntrack\":{\"filter\":{\"state\":"
+			       "\"TIME_WAIT\",\"mark\":1,\"mark_mask\":15,"
+			       "\"src\":\"198.18.0.1\"},\"census\":{\"dumped\":100,"
+			       "\"matched\":25,\"protocols\":{\"tcp\":25}"));
+	assert_non_null(strstr(t, "\"status\":{\"assured\":25,"
+			       "\"unreplied\":0,\"dying\":0},\"sources\""));
+	free(t);
+	ct_census_free(&c);
+	/* -n: 1 to CTC_TOP_CAP endpoints of each list */
+	census200(&c);
+	t = print_top(&c, NULL, true, 1);
+	assert_int_equal(count_str(t, "\"endpoint\""), 2);
+	free(t);
+	t = print_top(&c, NULL, true, CTC_TOP_CAP);
+	/* 200 sources, 2 destinations: all of them */
+	assert_int_equal(count_str(t, "\"endpoint\""), 202);
 	free(t);
 	ct_census_free(&c);
 }
@@ -554,6 +872,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_print, setup, teardown),
 		cmocka_unit_test(test_print_approx),
 		cmocka_unit_test_setup_teardown(test_prom, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
+		cmocka_unit_test(test_filter_parse),
+		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_print_filter, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests_name("ct_census", tests, NULL, NULL);
