@@ -43,6 +43,8 @@ EXAMPLES = [
     ('peers', None),
     ('sockets', None),
     ('listeners', None),
+    ('conntrack', None),
+    ('run', None),
     ('no-module', None),
 ]
 
@@ -57,6 +59,9 @@ README_TOUR = [
                       'after 60 connects, in its netns'),
     ('listeners', None),
     ('diagnose', None),
+    ('run', ('keep', r'^\{|^tcptw run|^netns|^  counters|'
+             r'^    (TwReuseDeniedDisabled|ConnectPortExhausted) |'
+             r'^  (TIME_WAIT sockets|conntrack entries)|^\[')),
     ('export', ('keep', r'^tcptw_tw_syn_paws_rejected_total|'
                 r'^tcptw_peer_syn_paws_rejected_total|'
                 r'^# (HELP|TYPE) tcptw_tw_syn_paws_rejected_total ')),

@@ -14,7 +14,9 @@
 #                         stat.txt diagnose.txt events.txt export.txt
 #   cli 198.18.0.1 --eth0--eth0-- srv 198.18.0.2
 #     :8080 ip_local_port_range 50 ports, tcp_tw_reuse=0, 60 connects,
-#           client closes first (10 fail) -> peers.txt sockets.txt (in cli)
+#           client closes first (10 fail), under tcptw run -> run.txt,
+#           then peers.txt sockets.txt conntrack.txt (in cli; an nft rule
+#           tracks its flows)
 #     :8081 backlog 2, never accepts, 8 connects at once, 3 s
 #                                   -> listeners.txt (in srv)
 
@@ -86,13 +88,18 @@ nsx "$cli" sysctl -qw net.ipv4.ip_local_port_range="20000 20049" \
 	net.ipv4.tcp_tw_reuse=0
 busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0 ||
 	exit 1
+# conntrack in cli, as a host with a stateful firewall has it
+printf '%s\n' "table inet trk {" "chain out {" \
+	"type filter hook output priority 0; policy accept;" \
+	"ct state new counter" "}" "}" | nsx "$cli" nft -f - || exit 1
 server_start "$srv" "$TMPDIR_T/pe.srv.json" --listen 198.18.0.2:8080 \
 	--count 0 --timeout 60 --close-first client || exit 1
 pe_pid=$SERVER_PID
-timeout 60 "$TRAFFIC" client --connect 198.18.0.2:8080 --count 60 \
-	--netns "$(nspath "$cli")" --close-first client --barrier --timeout 40 \
-	>"$TMPDIR_T/pe.cli.json"
-echo "examples: port exhaustion client: $(cat "$TMPDIR_T/pe.cli.json")"
+# the load tool under tcptw run, by a name without this machine's path
+cp "$TRAFFIC" "$TMPDIR_T/tcptw_traffic" || exit 1
+ex run.txt "$cli" "A client with 50 ephemeral ports and tcp_tw_reuse=0: the load tool (60 connects, the client closes first) under tcptw run, in its netns; the tool's one-line summary, then the report" \
+	run -- ./tcptw_traffic client --connect 198.18.0.2:8080 --count 60 \
+	--close-first client --barrier --timeout 40
 server_start "$srv" "$TMPDIR_T/lq.srv.json" --listen 198.18.0.2:8081 \
 	--no-accept --backlog 2 --timeout 60 || exit 1
 timeout 60 ip netns exec "$cli" /usr/bin/python3 "$LIB_DIR/tcptw_sock.py" \
@@ -100,6 +107,8 @@ timeout 60 ip netns exec "$cli" /usr/bin/python3 "$LIB_DIR/tcptw_sock.py" \
 echo "examples: listen overflow client: $(cat "$TMPDIR_T/lq.cli.json")"
 ex peers.txt "$cli" "A client with 50 ephemeral ports and tcp_tw_reuse=0 after 60 connects, in its netns" peers
 ex sockets.txt "$cli" "The same client, in its netns" sockets
+ex conntrack.txt "$cli" "The same client, whose nft ruleset tracks its flows, in its netns" \
+	conntrack
 ex listeners.txt "$srv" "A listener with backlog 2 that never accepts, after 8 connects, in the server's netns" \
 	listeners
 kill "$pe_pid" "$SERVER_PID" 2>/dev/null
