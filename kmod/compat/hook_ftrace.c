@@ -10,10 +10,11 @@
  * ftrace-based with interrupts on, so a softirq that interrupts a hook in
  * process context (connect(), conntrack on output, a socket's backlog)
  * lost every hook it hit: 2-18 per hook in one run of a seed at its own
- * load. ftrace guards recursion per context (task, softirq, hardirq,
- * NMI), not per CPU. Why not fprobes (6.12, 7.2): an fprobe's entry goes
- * through the function graph tracer from 6.14, about twice the
- * instructions of an ftrace_ops callback (docs/bench.md).
+ * load. An ftrace_ops callback has no such per-CPU rule: it runs in
+ * every context it is hit in (tcptw's take no recursion guard, as they
+ * call nothing they hook: hook_ftrace.h). Why not fprobes (6.12, 7.2): an
+ * fprobe's entry goes through the function graph tracer from 6.14, about
+ * twice the instructions of an ftrace_ops callback (docs/bench.md).
  *
  * One ops holds every entry site in its filter; the callback finds the
  * hook by the site's address in a small hash. A hook that every packet of
