@@ -26,6 +26,11 @@
 #    30 connects, 11 complete. The commands raise somaxconn; the server
 #    listens again (the application's part, which diagnose says is the
 #    application's): 30 of 30, ListenOverflows 0.
+#  - SYN queue (accept_queue's other half): somaxconn=10, cookies off,
+#    the client dropping every SYN-ACK so that requests stay in SYN-RECV:
+#    TCPReqQFullDrop > 0. The commands raise somaxconn and turn cookies
+#    on; the same held-back handshakes: TCPReqQFullDrop and ListenDrops 0.
+# The full conntrack table's remedy is applied in tcptw_conntrack.sh.
 # The loopback conntrack remedy (notrack rules for an upstream on this
 # host) is applied as printed in tcptw_run.sh. The remedies of the other
 # findings are the application's, its peers' or a NAT's (keep-alive, who
@@ -191,7 +196,43 @@ test_accept_queue()
 	rl_end "$name"
 }
 
+test_syn_queue()
+{
+	local name="remedies: SYN queue: cookies on and the queue raised as diagnose prints -> the same held-back handshakes, 0 SYNs dropped"
+	local cmds
+
+	test_begin "syn_queue"
+	if ! pair_setup || ! nsx "$srv" sysctl -qw net.core.somaxconn=10 \
+		net.ipv4.tcp_syncookies=0; then
+		check_err 1 "setup failed"
+		rl_end "$name"
+		return
+	fi
+	# the handshakes never complete: requests pile up in SYN-RECV
+	printf '%s\n' "table inet synq {" "chain inbound {" \
+		"type filter hook input priority 0; policy accept;" \
+		"tcp flags & (syn | ack) == (syn | ack) drop" "}" "}" |
+		nsx "$cli" nft -f - || check_err 1 "nft ruleset"
+	save_baseline "$srv" synq
+	queue_run synq
+	check_gt "before: TCPReqQFullDrop" "$(d s_mib_TcpExtTCPReqQFullDrop)" 0
+	diagnose "$srv" synq
+	check_findings "diagnose findings" "$TMPDIR_T/synq.diag.json" \
+		accept_queue
+	cmds=$(remedy_commands "$TMPDIR_T/synq.diag.json" accept_queue)
+	check_eq "accept_queue commands: somaxconn raised, cookies on" \
+		"$(grep -c -e '^sysctl -w net.core.somaxconn=4096$' \
+			-e '^sysctl -w net.ipv4.tcp_syncookies=1$' <<<"$cmds")" 2
+	remedy_apply "$srv" "$TMPDIR_T/synq.diag.json" accept_queue
+	queue_run synq.after
+	check_eq "after: TCPReqQFullDrop" "$(d s_mib_TcpExtTCPReqQFullDrop)" 0
+	check_eq "after: ListenDrops" "$(d s_mib_TcpExtListenDrops)" 0
+	check_mod_eq "after: ListenSynDrop" "$(d s_tw_ListenSynDrop)" 0
+	rl_end "$name"
+}
+
 tests_run \
 	test_ports \
 	test_tw_overflow \
-	test_accept_queue
+	test_accept_queue \
+	test_syn_queue
