@@ -151,6 +151,9 @@ static void test_nat_paws(void **state)
 	assert_int_equal(ev(f, "ts_clock_offsets")->v, 1);
 	assert_true(has_note(f, "1 clock offset(s)"));
 	assert_false(has_note(f, "CVE-2026-23247"));
+	/* who closes first is the application's; timestamps are on */
+	assert_int_equal(f->ncmds, 0);
+	assert_true(f->app);
 	run_free(run);
 }
 
@@ -192,6 +195,8 @@ static void test_ts_off_seq(void **state)
 	assert_int_equal(ev(f, "net.ipv4.tcp_timestamps")->v, 0);
 	assert_string_equal(f->peers[0].addr, "198.51.100.9");
 	assert_true(has_note(f, "aggravating"));
+	assert_string_equal(cmds(f), "sysctl -w net.ipv4.tcp_timestamps=1\n");
+	assert_true(f->app);
 	run_free(run);
 }
 
@@ -206,6 +211,8 @@ static void test_fin_wait2_syn(void **state)
 	assert_int_equal(ev(f, "TcpExtTCPSynRetrans")->v, 26);
 	assert_non_null(strstr(f->remedy, "tcp_fin_timeout"));
 	assert_true(has_note(f, "no kernel MIB"));
+	assert_int_equal(f->ncmds, 0);
+	assert_true(f->app);	/* the peer has to close its sockets */
 	run_free(run);
 }
 
@@ -470,6 +477,9 @@ static void test_conntrack_clash(void **state)
 	assert_string_equal(f->peers_from, "events");
 	assert_string_equal(f->peers[0].addr, "192.0.2.10");
 	assert_int_equal(f->peers[0].n, 6);
+	/* the NAT rule's ports and flags: nothing to run here */
+	assert_int_equal(f->ncmds, 0);
+	assert_true(f->app);
 	run_free(run);
 	run = expect_only("conntrack_clash-nomodule",
 			  "conntrack_insert_failed");
@@ -489,6 +499,9 @@ static void test_nat_idle_reset(void **state)
 	assert_int_equal(ev(f, "RstReceived")->v, 25);
 	assert_int_equal(ev(f, "net.ipv4.tcp_keepalive_time")->v, 7200);
 	assert_non_null(strstr(f->title, "Idle connections"));
+	/* for sockets with SO_KEEPALIVE, which the application sets */
+	assert_string_equal(cmds(f), "sysctl -w net.ipv4.tcp_keepalive_time=300\n");
+	assert_true(f->app);
 	run_free(run);
 }
 
