@@ -64,7 +64,9 @@
 #    TIME_WAIT is 0 s), and new SYNs met that socket,
 #  - the watch samples' TwSynPawsRejected add up to the same delta,
 #  - `tcptw diagnose --baseline` in srv names nat_paws (plus ts_off_seq
-#    if a SYN was refused on sequence), the NAT address 198.18.0.1 and the
+#    if a SYN was refused on sequence, fin_wait2_syn if one met a
+#    TIME_WAIT socket whose client had not closed yet: each such SYN
+#    within the clients' SYN retransmits), the NAT address 198.18.0.1 and the
 #    module's count; in the fully-random runs, on a kernel with ports in
 #    the TS offset, its note about --random-fully, and on one without,
 #    one clock offset and no such note.
@@ -339,6 +341,7 @@ run()
 	RUN_K=$(d srv_tw_TwSynPawsRejected)
 	RUN_KALL=$(d srv_tw_TwPawsRejected)
 	RUN_SEQ=$(d srv_tw_TwSynSeqRejected)
+	RUN_FW2=$(d srv_tw_TwSynFinWait2Rejected)
 	RUN_POTHER=$(( $(d srv_tw_PawsEstabRejected) + $(d srv_tw_PawsSynRecvRejected) ))
 	RUN_PAWS=$(( $(d srv_mib_TcpExtPAWSEstab) + $(d srv_mib_TcpExtPAWSTimewait) ))
 	RUN_RETR=$(( $(d c1_mib_TcpExtTCPSynRetrans) + $(d c2_mib_TcpExtTCPSynRetrans) ))
@@ -364,7 +367,7 @@ run()
 	RUN_WATCH_SUM=$(awk '$1 == "TwSynPawsRejected" { s += $2 } END { print s + 0 }' "$watch")
 	diag "run $name: masquerade to :$RUN_PORTS $flags, clients: $*, ${RUN_MS} ms of wrk, settled in ${RUN_SETTLE_MS} ms"
 	diag "  requests $RUN_REQS, $RUN_RPS/s; srv TcpExt TW $(d srv_mib_TcpExtTW), clients TcpExt TW $(( $(d c1_mib_TcpExtTW) + $(d c2_mib_TcpExtTW) )), srv TwCreated $(d srv_tw_TwCreated)"
-	diag "  srv TwSynPawsRejected $RUN_K TwPawsRejected $RUN_KALL TwSynSeqRejected $RUN_SEQ PawsEstab+SynRecvRejected $RUN_POTHER TwSynRecycled $(d srv_tw_TwSynRecycled) TwKilledByRst $(d srv_tw_TwKilledByRst)"
+	diag "  srv TwSynPawsRejected $RUN_K TwPawsRejected $RUN_KALL TwSynSeqRejected $RUN_SEQ TwSynFinWait2Rejected $RUN_FW2 PawsEstab+SynRecvRejected $RUN_POTHER TwSynRecycled $(d srv_tw_TwSynRecycled) TwKilledByRst $(d srv_tw_TwKilledByRst)"
 	diag "  srv PAWS MIB $RUN_PAWS (PAWSTimewait $(d srv_mib_TcpExtPAWSTimewait)); clients TCPSynRetrans $RUN_RETR (c1 $(d c1_mib_TcpExtTCPSynRetrans)), RetransSegs $RUN_RETRSEGS, OutRsts $rsts"
 	diag "  nat insert_failed $RUN_INSFAIL drop $(d nat_ct_drop); srv ListenDrops $RUN_LDROPS ListenOverflows $(d srv_mib_TcpExtListenOverflows) TCPSYNChallenge $RUN_SYNCHAL, SYNs sent again for other reasons (at most) $RUN_DUP; watch sum $RUN_WATCH_SUM"
 	return 0
@@ -447,6 +450,9 @@ check_counts()
 		check_mod_eq "srv TwPawsRejected == TcpExtPAWSTimewait delta" \
 			"$RUN_KALL" "$(d srv_mib_TcpExtPAWSTimewait)"
 	fi
+	# each SYN refused in FIN_WAIT2 costs its client a SYN sent again
+	check_mod_range "srv TwSynPawsRejected + TwSynSeqRejected + TwSynFinWait2Rejected <= clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge" \
+		$((RUN_K + RUN_SEQ + RUN_FW2)) 0 $((RUN_RETR - RUN_INSFAIL - RUN_SYNCHAL))
 	if [ "$RUN_DUP" = 0 ]; then
 		check_mod_eq "srv TwSynPawsRejected + TwSynSeqRejected == clients TCPSynRetrans - nat insert_failed - srv TCPSYNChallenge" \
 			$((RUN_K + RUN_SEQ)) $((RUN_RETR - RUN_INSFAIL - RUN_SYNCHAL))
@@ -461,6 +467,20 @@ check_counts()
 	check_mod_eq "watch: sum of TwSynPawsRejected deltas" "$RUN_WATCH_SUM" "$RUN_K"
 }
 
+# run_findings [ID...] : the findings the run's refusals make, sorted as
+# findings() prints them: IDs, ts_off_seq for SYNs refused on sequence,
+# fin_wait2_syn for SYNs a TIME_WAIT socket refused in its FIN_WAIT2
+# substate (srv's FIN acked, the client's own FIN not yet in, its port
+# reused by the NAT meanwhile)
+run_findings()
+{
+	local ids=("$@")
+
+	[ "$RUN_SEQ" -gt 0 ] && ids+=(ts_off_seq)
+	[ "${RUN_FW2:-0}" -gt 0 ] && ids+=(fin_wait2_syn)
+	printf '%s\n' "${ids[@]}" | LC_ALL=C sort | paste -sd ' '
+}
+
 # check_diag WANT_PAWS FULLY_RANDOM : diagnose in srv against the run
 check_diag()
 {
@@ -471,8 +491,7 @@ check_diag()
 		# no SYN refused on PAWS: no nat_paws (a non-SYN segment a
 		# TIME_WAIT socket drops costs no connection; RUN_KALL may be
 		# > 0), ts_off_seq only for SYNs refused on sequence
-		exp=
-		[ "$RUN_SEQ" -gt 0 ] && exp=ts_off_seq
+		exp=$(run_findings)
 		check_eq "diagnose exit code (0: nothing found, else 3)" \
 			"$DIAG_RC" "$([ -n "$exp" ] && echo 3 || echo 0)"
 		check_str "diagnose findings" "$ids" "$exp"
@@ -482,8 +501,7 @@ check_diag()
 		check_err $? "diagnose blames --random-fully with one TS clock per host"
 		return
 	fi
-	exp=nat_paws
-	[ "$RUN_SEQ" -gt 0 ] && exp="nat_paws ts_off_seq"
+	exp=$(run_findings nat_paws)
 	check_eq "diagnose exit code (3: problem found)" "$DIAG_RC" 3
 	check_str "diagnose findings" "$ids" "$exp"
 	check_eq "diagnose evidence TwSynPawsRejected" \
@@ -534,14 +552,13 @@ check_report()
 	check_mod_eq "tcptw run: TwSynSeqRejected delta" \
 		"$(report_delta "$f" counters TwSynSeqRejected)" "$RUN_SEQ"
 	if [ "$want" = 1 ]; then
-		exp=nat_paws
-		[ "$RUN_SEQ" -gt 0 ] && exp="nat_paws ts_off_seq"
+		exp=$(run_findings nat_paws)
 		check_eq "tcptw run: nat_paws evidence TwSynPawsRejected" \
 			"$(evidence "$f" TwSynPawsRejected)" "$RUN_K"
 		grep -q "$NAT_PUB" "$f"
 		check_err $? "tcptw run's findings do not name the NAT address $NAT_PUB"
-	elif [ "$RUN_SEQ" -gt 0 ]; then
-		exp=ts_off_seq
+	else
+		exp=$(run_findings)
 	fi
 	check_str "tcptw run: findings" "$(findings "$f")" "$exp"
 }
