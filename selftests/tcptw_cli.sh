@@ -110,7 +110,7 @@ nat_paws_reset()
 
 test_nat_paws()
 {
-	local rejected kpaws
+	local rejected kpaws fw2
 
 	T="cli: diagnose names PAWS behind NAT with the NAT address"
 	test_begin "$T"
@@ -128,7 +128,15 @@ test_nat_paws()
 	check_eq "TwPawsRejected + PawsSynRecvRejected + PawsEstabRejected == srv PAWSEstab (+ PAWSTimewait)" \
 		"$(paws_counters "$srv")" "$kpaws"
 	check_eq "diagnose exit code (3: problem found)" "$DIAG_RC" 3
-	check_str "findings" "$(findings "$TMPDIR_T/nat.diag.json")" nat_paws
+	# a client's port back through the NAT before its own FIN reached
+	# srv meets a TIME_WAIT socket in FIN_WAIT2: a finding of its own
+	fw2=$(tw_counter "$srv" TwSynFinWait2Rejected)
+	if [ "${fw2:-0}" -gt 0 ]; then
+		check_str "findings" "$(findings "$TMPDIR_T/nat.diag.json")" \
+			"fin_wait2_syn nat_paws"
+	else
+		check_str "findings" "$(findings "$TMPDIR_T/nat.diag.json")" nat_paws
+	fi
 	grep -q '198\.18\.0\.1' "$TMPDIR_T/nat.diag.json"
 	check_err $? "the NAT address 198.18.0.1 is not named"
 	check_eq "evidence TwSynPawsRejected" \
