@@ -130,39 +130,24 @@ int run_target_enter(const struct target *t)
 	return err;
 }
 
-static void run_track_ct(struct target *t, const struct snapshot *s)
+static void gauge_track(struct gauge_track *g, uint64_t v)
 {
-	uint64_t n;
-
-	if (!s->have_ct || !s->ct.have_count)
-		return;
-	n = s->ct.count;
-	if (!t->have_ct) {
-		t->ct_start = n;
-		t->ct_peak = n;
-		t->have_ct = true;
+	if (!g->have) {
+		g->start = v;
+		g->peak = v;
+		g->have = true;
 	}
-	if (n > t->ct_peak)
-		t->ct_peak = n;
-	t->ct_end = n;
+	if (v > g->peak)
+		g->peak = v;
+	g->end = v;
 }
 
 void run_track(struct target *t, const struct snapshot *s)
 {
-	uint32_t tw;
-
-	run_track_ct(t, s);
-	if (!s->have_census)
-		return;
-	tw = s->census.total[CS_TIME_WAIT];
-	if (!t->have_tw) {
-		t->tw_start = tw;
-		t->tw_peak = tw;
-		t->have_tw = true;
-	}
-	if (tw > t->tw_peak)
-		t->tw_peak = tw;
-	t->tw_end = tw;
+	if (s->have_ct && s->ct.have_count)
+		gauge_track(&t->ct, s->ct.count);
+	if (s->have_census)
+		gauge_track(&t->tw, s->census.total[CS_TIME_WAIT]);
 }
 
 /* @name's increase from @a to @b; false if either lacks it. */

@@ -13,6 +13,12 @@
 #include "run_sig.h"
 #include "snapshot.h"
 
+/* A gauge's value at the start, at its peak and at the end of the run */
+struct gauge_track {
+	bool have;
+	uint64_t start, peak, end;
+};
+
 /* One netns watched during the run. */
 struct target {
 	int fd;			/* the netns, held open */
@@ -21,10 +27,8 @@ struct target {
 	struct snapshot base;	/* before CMD */
 	struct snapshot last;	/* the previous tick, for the rates */
 	bool have_base, have_last;
-	bool have_tw;
-	uint32_t tw_start, tw_peak, tw_end;
-	bool have_ct;		/* nf_conntrack_count, as TIME_WAIT */
-	uint64_t ct_start, ct_peak, ct_end;
+	struct gauge_track tw;	/* TIME_WAIT sockets */
+	struct gauge_track ct;	/* conntrack entries (nf_conntrack_count) */
 };
 
 struct run {

@@ -111,6 +111,18 @@ static void print_unseen(struct out *o, const struct snapshot *s)
 }
 
 /* One netns's part of the report; *@found when diagnose named a cause. */
+/* "  WHAT: start N, peak N, end N" without its line's end; JSON keys */
+static void print_gauge(struct out *o, const char *what,
+			const struct gauge_track *g)
+{
+	if (!g->have)
+		return;
+	out_text(o, "  %s: ", what);
+	out_u64(o, "start", "start %llu", g->start);
+	out_u64(o, "peak", ", peak %llu", g->peak);
+	out_u64(o, "end", ", end %llu", g->end);
+}
+
 static int report_target(struct out *o, struct run *r, struct target *t,
 			 bool *found)
 {
@@ -168,22 +180,17 @@ static int report_target(struct out *o, struct run *r, struct target *t,
 	if (end.have_ct)
 		print_moved(o, "conntrack", &w.ct, false, "  ");
 	out_obj_open(o, "time_wait");
-	if (t->have_tw) {
-		out_u64(o, "start", "  TIME_WAIT sockets: start %llu", t->tw_start);
-		out_u64(o, "peak", ", peak %llu", t->tw_peak);
-		out_u64(o, "end", ", end %llu\n", t->tw_end);
-	}
+	print_gauge(o, "TIME_WAIT sockets", &t->tw);
+	if (t->tw.have)
+		out_text(o, "\n");
 	out_obj_close(o);
 	/* entries, not sockets: a NAT's table fills with flows it forwards */
 	out_obj_open(o, "conntrack_entries");
-	if (t->have_ct) {
-		out_u64(o, "start", "  conntrack entries: start %llu", t->ct_start);
-		out_u64(o, "peak", ", peak %llu", t->ct_peak);
-		out_u64(o, "end", ", end %llu", t->ct_end);
-		if (end.have_ct && end.ct.have_max)
-			out_u64(o, "max", " (max %llu)", end.ct.max);
+	print_gauge(o, "conntrack entries", &t->ct);
+	if (t->ct.have && end.have_ct && end.ct.have_max)
+		out_u64(o, "max", " (max %llu)", end.ct.max);
+	if (t->ct.have)
 		out_text(o, "\n");
-	}
 	out_obj_close(o);
 	if (in.peers)
 		print_rows(o, "peers", "peers", &pd);
