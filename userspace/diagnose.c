@@ -154,6 +154,23 @@ static void cmd_raise(struct finding *f, const struct diag_input *in,
 		cmd(f, "sysctl -w %s=%lld", name, v);
 }
 
+/* sysctl -w NAME=1 when it was read as 0 (a switch turned off) */
+static void cmd_enable(struct finding *f, const struct diag_input *in,
+		       int sc, const char *name)
+{
+	if (sysctl_get(in->sys, sc, 1) == 0)
+		cmd(f, "sysctl -w %s=1", name);
+}
+
+/* a queue's sysctl to twice its value, at least 4096 */
+static void cmd_double(struct finding *f, const struct diag_input *in,
+		       int sc, const char *name)
+{
+	long long v = 2 * sysctl_get(in->sys, sc, 4096);
+
+	cmd_raise(f, in, sc, name, v > 4096 ? v : 4096);
+}
+
 /* Evidence from a counter delta; nothing if it did not move. */
 static void ev_delta(struct finding *f, const struct diag_input *in,
 		     const char *name, uint64_t d)
@@ -365,8 +382,7 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	f->app = true;
-	if (sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0)
-		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
+	cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
 	ev_delta(f, in, "TwSynPawsRejected", syn);
 	ev_delta(f, in, "TwPawsRejected", tw);
 	ev_delta(f, in, "TcpExtPAWSTimewait", ktw);
@@ -402,8 +418,7 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	f->app = true;
-	if (ts_off)
-		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
+	cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
 	ev_delta(f, in, "TwSynSeqRejected", seq);
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
@@ -487,9 +502,8 @@ static void ports_cmds(struct finding *f, const struct diag_input *in)
 	if (mod_delta(in, "TwReuseDeniedDisabled") ||
 	    mod_delta(in, "TwReuseDeniedLoopbackOnly"))
 		cmd(f, "sysctl -w net.ipv4.tcp_tw_reuse=1");
-	if (mod_delta(in, "TwReuseDeniedNoTimestamps") &&
-	    sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0)
-		cmd(f, "sysctl -w net.ipv4.tcp_timestamps=1");
+	if (mod_delta(in, "TwReuseDeniedNoTimestamps"))
+		cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
 	f->app = true;
 }
 
@@ -599,18 +613,11 @@ static void rule_tw_overflow(const struct diag_input *in,
 static void listen_cmds(struct finding *f, const struct diag_input *in,
 			uint64_t syn)
 {
-	long long s = sysctl_get(in->sys, SC_SOMAXCONN, 4096);
-
-	cmd_raise(f, in, SC_SOMAXCONN, "net.core.somaxconn",
-		  s * 2 > 4096 ? s * 2 : 4096);
-	if (syn) {
-		s = sysctl_get(in->sys, SC_TCP_MAX_SYN_BACKLOG, 4096);
-		cmd_raise(f, in, SC_TCP_MAX_SYN_BACKLOG,
-			  "net.ipv4.tcp_max_syn_backlog",
-			  s * 2 > 4096 ? s * 2 : 4096);
-	}
-	if (sysctl_get(in->sys, SC_TCP_SYNCOOKIES, 1) == 0)
-		cmd(f, "sysctl -w net.ipv4.tcp_syncookies=1");
+	cmd_double(f, in, SC_SOMAXCONN, "net.core.somaxconn");
+	if (syn)
+		cmd_double(f, in, SC_TCP_MAX_SYN_BACKLOG,
+			   "net.ipv4.tcp_max_syn_backlog");
+	cmd_enable(f, in, SC_TCP_SYNCOOKIES, "net.ipv4.tcp_syncookies");
 	f->app = true;
 }
 
