@@ -486,22 +486,35 @@ static void census200(struct ct_census *c)
 	assert_int_equal(ct_census_collect(c), 0);
 }
 
-static char *print(const struct ct_census *c, bool json, const char *ind)
+/*
+ * @c as print_ct_census_top() writes it with @top rows (after @f's
+ * filter line, if any) inside {"conntrack": ...}, plain or JSON
+ */
+static char *print_top(const struct ct_census *c, const struct ctc_filter *f,
+		       bool json, const char *ind, size_t top)
 {
 	struct out o;
 	size_t len;
 	char *buf;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *mf = open_memstream(&buf, &len);
 
-	assert_non_null(f);
-	out_init(&o, f, json);
+	assert_non_null(mf);
+	out_init(&o, mf, json);
 	out_obj_open(&o, NULL);
 	out_obj_open(&o, "conntrack");
-	print_ct_census(&o, c, ind);
+	if (f)
+		print_ctc_filter(&o, f);
+	print_ct_census_top(&o, c, ind, top);
 	out_obj_close(&o);
 	out_obj_close(&o);
-	fclose(f);
+	fclose(mf);
 	return buf;
+}
+
+/* what print_ct_census() writes: stat's conntrack part, conntrack -j */
+static char *print(const struct ct_census *c, bool json, const char *ind)
+{
+	return print_top(c, NULL, json, ind, CTC_PRINT_TOP);
 }
 
 /* What stat shows in its conntrack part (indented) and conntrack -j */
@@ -741,27 +754,6 @@ static void test_status(void **state)
 	ct_census_free(&c);
 }
 
-static char *print_top(const struct ct_census *c, const struct ctc_filter *f,
-		       bool json, size_t top)
-{
-	struct out o;
-	size_t len;
-	char *buf;
-	FILE *f_ = open_memstream(&buf, &len);
-
-	assert_non_null(f_);
-	out_init(&o, f_, json);
-	out_obj_open(&o, NULL);
-	out_obj_open(&o, "conntrack");
-	if (f)
-		print_ctc_filter(&o, f);
-	print_ct_census_top(&o, c, "", top);
-	out_obj_close(&o);
-	out_obj_close(&o);
-	fclose(f_);
-	return buf;
-}
-
 static size_t count_str(const char *s, const char *what)
 {
 	size_t n = 0;
@@ -783,7 +775,7 @@ static void test_print_filter(void **state)
 	assert_true(ctc_filter_mark(&f, "0x1/0xf"));
 	assert_true(ctc_filter_addr(&f, false, "198.18.0.1"));
 	mixed(&c, &f);
-	t = print_top(&c, &f, false, CTC_PRINT_TOP);
+	t = print_top(&c, &f, false, "", CTC_PRINT_TOP);
 	assert_non_null(strstr(t, "filter --state TIME_WAIT --mark 0x1/0xf "
 			       "--src 198.18.0.1\nentries dumped 100, 25 match "
 			       "the filter\n"));
@@ -793,7 +785,7 @@ static void test_print_filter(void **state)
 	assert_non_null(strstr(t, "\n  TIME_WAIT                      25"
 			       "            0            0\n"));
 	free(t);
-	t = print_top(&c, &f, true, CTC_PRINT_TOP);
+	t = print_top(&c, &f, true, "", CTC_PRINT_TOP);
 	assert_true(json_lines_valid(t));
 	assert_non_null(strstr(t, "{\"conntrack\":{\"filter\":{\"state\":"
 			       "\"TIME_WAIT\",\"mark\":1,\"mark_mask\":15,"
@@ -805,10 +797,10 @@ static void test_print_filter(void **state)
 	ct_census_free(&c);
 	/* -n: 1 to CTC_TOP_CAP endpoints of each list */
 	census200(&c);
-	t = print_top(&c, NULL, true, 1);
+	t = print_top(&c, NULL, true, "", 1);
 	assert_int_equal(count_str(t, "\"endpoint\""), 2);
 	free(t);
-	t = print_top(&c, NULL, true, CTC_TOP_CAP);
+	t = print_top(&c, NULL, true, "", CTC_TOP_CAP);
 	/* 200 sources, 2 destinations: all of them */
 	assert_int_equal(count_str(t, "\"endpoint\""), 202);
 	free(t);
