@@ -50,6 +50,22 @@ require_sock_py
 SRV=198.18.0.2
 PORT=8080
 
+# srv_begin SHORT NAME SYSCTL... : test_begin SHORT; a fresh pair whose
+# srv has SYSCTL set; false (NAME logged as failed) if it cannot be made.
+# The case ends with rl_end NAME.
+srv_begin()
+{
+	local name=$2
+
+	test_begin "$1"
+	shift 2
+	if ! pair_setup || ! rl_sysctl "$srv" "$@"; then
+		check_err 1 "setup failed"
+		rl_end "$name"
+		return 1
+	fi
+}
+
 # ports_run NAME : 80 connects, client closes first; OUT, BEFORE, AFTER
 ports_run()
 {
@@ -113,12 +129,7 @@ test_tw_overflow()
 {
 	local name="remedies: tw_overflow: tcp_max_tw_buckets raised as diagnose prints -> 40 more connections, all in TIME_WAIT"
 
-	test_begin "tw_overflow"
-	if ! pair_setup || ! nsx "$srv" sysctl -qw net.ipv4.tcp_max_tw_buckets=10; then
-		check_err 1 "setup failed"
-		rl_end "$name"
-		return
-	fi
+	srv_begin tw_overflow "$name" net.ipv4.tcp_max_tw_buckets=10 || return
 	save_baseline "$srv" two
 	overflow_run two
 	check_eq "before: TCPTimeWaitOverflow" "$D_OVF" 30
@@ -169,12 +180,7 @@ test_accept_queue()
 {
 	local name="remedies: accept_queue: somaxconn raised as diagnose prints, the server listening again -> 30 of 30 connects, 0 overflows"
 
-	test_begin "accept_queue"
-	if ! pair_setup || ! nsx "$srv" sysctl -qw net.core.somaxconn=10; then
-		check_err 1 "setup failed"
-		rl_end "$name"
-		return
-	fi
+	srv_begin accept_queue "$name" net.core.somaxconn=10 || return
 	save_baseline "$srv" queue
 	queue_run queue
 	check_range "before: connects completed (backlog + 1, + other CPUs)" \
@@ -201,13 +207,8 @@ test_syn_queue()
 	local name="remedies: SYN queue: cookies on and the queue raised as diagnose prints -> the same held-back handshakes, 0 SYNs dropped"
 	local cmds
 
-	test_begin "syn_queue"
-	if ! pair_setup || ! nsx "$srv" sysctl -qw net.core.somaxconn=10 \
-		net.ipv4.tcp_syncookies=0; then
-		check_err 1 "setup failed"
-		rl_end "$name"
-		return
-	fi
+	srv_begin syn_queue "$name" net.core.somaxconn=10 \
+		net.ipv4.tcp_syncookies=0 || return
 	# the handshakes never complete: requests pile up in SYN-RECV
 	printf '%s\n' "table inet synq {" "chain inbound {" \
 		"type filter hook input priority 0; policy accept;" \

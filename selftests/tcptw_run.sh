@@ -149,11 +149,12 @@ lo_connects()
 	return 0
 }
 
-# ct_filters : tcptw conntrack's filters, count and status breakdown
-# against conntrack-tools' own on the same table
+# ct_filters CT_JSON : tcptw conntrack's filters, count and status
+# breakdown (CT_JSON: its -j output a moment ago) against
+# conntrack-tools' own on the same table
 ct_filters()
 {
-	local f=$TMPDIR_T/ct.filt.json
+	local out=$1 f=$TMPDIR_T/ct.filt.json
 
 	check_eq "conntrack -C: tcptw == conntrack-tools" \
 		"$(nsx "$ct" "$TCPTW_CLI" conntrack -C -j | jq -r '.conntrack.entries')" \
@@ -232,7 +233,7 @@ test_conntrack()
 		"$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)"
 	check_eq "top destination tcp 127.0.0.1:9000" \
 		"$(jqr "$out" '[.conntrack.census.destinations[] | select(.endpoint == "127.0.0.1:9000") | .entries][0]')" 20
-	ct_filters
+	ct_filters "$out"
 	# a full table: the max (global) at this netns's count
 	count=$(nsx "$ct" cat /proc/sys/net/netfilter/nf_conntrack_count)
 	CT_MAX_SAVED=$(cat /proc/sys/net/netfilter/nf_conntrack_max)
