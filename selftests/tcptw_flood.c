@@ -6,10 +6,12 @@
  * for an RST storm).
  *
  *   tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N]
- *               [--netns PATH] [--mark]
+ *               [--sport P] [--netns PATH] [--mark]
  *
- * IPv4 only. Source ports cycle through 1024..65535, sequence numbers are
- * random. Stops after S seconds (default 5) or N packets, whichever comes
+ * IPv4 only. Source ports cycle through P..65535 then 1024.. (P defaults to
+ * 1024: senders run side by side take disjoint blocks), sequence numbers
+ * are random, seeded from getrandom() (two senders seeded from pid and time
+ * could draw the same sequence and send the same SYNs). Stops after S seconds (default 5) or N packets, whichever comes
  * first; both are bounded (S <= 3600). Prints one JSON object:
  * {"sent":N,"seconds":S,"pps":R}. --mark executes make bench's marker
  * instruction (scripts/insn-count.c) right before the first SYN and right
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +55,7 @@ static void die(const char *what)
 static void usage(int rc)
 {
 	fprintf(rc ? stderr : stdout,
-		"usage: tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N] [--netns PATH] [--mark]\n");
+		"usage: tcptw_flood --src ADDR --dst ADDR:PORT [--seconds S] [--count N] [--sport P] [--netns PATH] [--mark]\n");
 	exit(rc);
 }
 
@@ -102,6 +105,7 @@ int main(int argc, char **argv)
 		{ "dst", required_argument, NULL, 'd' },
 		{ "seconds", required_argument, NULL, 'S' },
 		{ "count", required_argument, NULL, 'n' },
+		{ "sport", required_argument, NULL, 'p' },
 		{ "netns", required_argument, NULL, 'N' },
 		{ "mark", no_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
@@ -116,6 +120,7 @@ int main(int argc, char **argv)
 	double t0, t;
 	struct pkt pk;
 	int c, fd, one = 1, mark = 0;
+	unsigned int seed;
 	uint16_t sport = 1024;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -124,6 +129,13 @@ int main(int argc, char **argv)
 		case 'd': dst = optarg; break;
 		case 'S': seconds = parse_ul(optarg, "--seconds", 3600); break;
 		case 'n': count = parse_ul(optarg, "--count", 1UL << 40); break;
+		case 'p':
+			sport = parse_ul(optarg, "--sport", 65535);
+			if (sport < 1024) {
+				fprintf(stderr, "tcptw_flood: --sport: below 1024\n");
+				exit(2);
+			}
+			break;
 		case 'N': netns = optarg; break;
 		case 'm': mark = 1; break;
 		case 'h': usage(0); break;
@@ -153,7 +165,9 @@ int main(int argc, char **argv)
 		die("socket(SOCK_RAW)");
 	if (setsockopt(fd, IPPROTO_IP, IP_HDRINCL, &one, sizeof(one)))
 		die("IP_HDRINCL");
-	srandom(getpid() ^ time(NULL));
+	if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed))
+		die("getrandom");
+	srandom(seed);
 
 	if (mark)
 		insn_mark();

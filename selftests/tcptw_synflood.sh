@@ -84,7 +84,8 @@ test_synflood()
 	ns_snapshot "$cli" B c_
 	# one sender per CPU (veth delivers on the sender's CPU): every CPU
 	# counts cookies for the one listener row, each keeping its own
-	# pending counts, which the listeners file must add up
+	# pending counts, which the listeners file must add up; each sender
+	# takes its own block of source ports, so no two SYNs share a flow
 	ncpu=$(nproc)
 	[ "$ncpu" -le 4 ] || ncpu=4
 	# a reader settles every CPU's listener record while the senders
@@ -99,7 +100,8 @@ test_synflood()
 	for ((i = 0; i < ncpu; i++)); do
 		nsx "$cli" timeout 120 taskset -c "$i" "$FLOOD_BIN" \
 			--src 198.18.6.1 --dst $SRV:$PORT \
-			--count $((FLOOD / ncpu)) --seconds 60 >"$TMPDIR_T/flood.$i.json" &
+			--count $((FLOOD / ncpu)) --seconds 60 \
+			--sport $((1024 + i * FLOOD / ncpu)) >"$TMPDIR_T/flood.$i.json" &
 		pids+=($!)
 	done
 	for p in "${pids[@]}"; do
