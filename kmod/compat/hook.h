@@ -11,7 +11,10 @@
  *                  for the hooks with a callback of their own, own_cb),
  *                  which never modifies the call; a function's
  *                  return (conntrack's rare paths only) and a hook ftrace
- *                  refuses go to its fallback, one of the two below;
+ *                  refuses go to its fallback, one of the two below (a
+ *                  return always to a kretprobe from 6.14, where an
+ *                  fprobe's return would start the function graph
+ *                  tracer for the whole system);
  *   hook_fprobe.c  where the kernel exports register_fprobe_syms()
  *                  (Debian's 6.12 and 7.2): ftrace-based too, and a hook
  *                  interrupted by a softirq that hits another hook runs
@@ -60,6 +63,8 @@ struct tcptw_hook {
 	 * that only resolved the symbol
 	 */
 	bool fallback;
+	/* the fallback is hook_kprobe.c's, where fprobes are the rest's */
+	bool on_kprobe;
 #endif
 };
 

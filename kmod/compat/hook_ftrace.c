@@ -28,7 +28,11 @@
  * needs a function's return (TCPTW_CALL: only conntrack's, on rare paths)
  * or that ftrace refuses goes to the fallback: an fprobe where the kernel
  * exports them (hook_fprobe.c), else a kprobe or kretprobe
- * (hook_kprobe.c); none of them is exclusive either.
+ * (hook_kprobe.c); none of them is exclusive either. From 6.14 fprobes
+ * ride the function graph tracer, which an fprobe with a return handler
+ * turns on for every task of the system (a shadow stack each, a hook on
+ * every context switch) however rarely its function runs: a return goes
+ * to a kretprobe there, whose trampoline costs only the calls it hooks.
  *
  * Unload: unregistering the ops waits until no task is in its callback.
  */
@@ -73,6 +77,16 @@ static void fb_detach_batch(void)
 #define fb_mechanism	tcptw_kp_mechanism
 #define FB_NAME		"a kprobe"
 #endif
+
+/* a hook that goes to a kretprobe whatever the fallback (see above) */
+static bool on_kprobe(const struct tcptw_probe *p)
+{
+#ifdef TCPTW_HAVE_FPROBE_FREGS
+	return p->kind == TCPTW_CALL;
+#else
+	return false;
+#endif
+}
 
 /*
  * The entry hooks ever attached through ftrace, by fentry site: open
@@ -277,8 +291,13 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	unregister_kprobe(&p->hook.kp);
 	memset(&p->hook, 0, sizeof(p->hook));
 fallback:
-	err = fb_attach(p);
-	p->hook.fallback = true;	/* after its memset */
+	if (on_kprobe(p)) {
+		err = tcptw_kp_attach(p);
+		p->hook.on_kprobe = true;	/* after its memset */
+	} else {
+		err = fb_attach(p);
+	}
+	p->hook.fallback = true;
 	return err;
 }
 
@@ -293,6 +312,10 @@ static void ftrace_detach(struct tcptw_probe *p)
 
 void tcptw_hook_detach(struct tcptw_probe *p, bool batch_it)
 {
+	if (p->hook.on_kprobe) {
+		tcptw_kp_detach(p, batch_it);
+		return;
+	}
 	if (p->hook.fallback) {
 		fb_detach(p, batch_it);
 		return;
@@ -338,11 +361,15 @@ void tcptw_hooks_detach_batch(void)
  */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
+	if (p->hook.on_kprobe)
+		return tcptw_kp_missed(p);
 	return p->hook.fallback ? fb_missed(p) : 0;
 }
 
 const char *tcptw_hook_mechanism(const struct tcptw_probe *p)
 {
+	if (p->hook.on_kprobe)
+		return tcptw_kp_mechanism(p);
 	if (p->hook.fallback)
 		return fb_mechanism(p);
 	return "ftrace";
