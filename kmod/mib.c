@@ -22,6 +22,8 @@
  *                        were counted there)
  *   PawsActiveRejected   PAWSActive
  *   RstSent              OutRsts
+ *   ConntrackInsertFailed  conntrack's insert_failed (net->ct.stat, as
+ *                        conntrack -S shows it; ct.c)
  */
 #include <linux/kernel.h>
 
@@ -29,7 +31,8 @@
 #include "pernet.h"
 
 /* the MIB part of counter @c now, before its baseline */
-static s64 mib_part(const struct net *net, enum tcptw_counter c)
+static s64 mib_part(const struct net *net, const struct tcptw_state *st,
+		    enum tcptw_counter c)
 {
 	switch (c) {
 	case TCPTW_TW_CREATED:
@@ -58,6 +61,8 @@ static s64 mib_part(const struct net *net, enum tcptw_counter c)
 		return tcptw_mib_linux_sum(net, LINUX_MIB_PAWSACTIVEREJECTED);
 	case TCPTW_RST_SENT:
 		return tcptw_mib_tcp_sum(net, TCP_MIB_OUTRSTS);
+	case TCPTW_CONNTRACK_INSERT_FAILED:
+		return tcptw_ct_insert_failed(net, st);
 	default:
 		return 0;
 	}
@@ -97,7 +102,7 @@ static void counters_raw(const struct net *net, struct tcptw_state *st,
 	int c;
 
 	for (c = 0; c < TCPTW_NR_COUNTERS; c++)
-		v[c] = mib_part(net, c);
+		v[c] = mib_part(net, st, c);
 	/* the MIBs before the slots (the writers' order is in the comment) */
 	smp_rmb();
 	tcptw_listen_settle(net, st);

@@ -43,6 +43,10 @@ static inline u64 tcptw_mib_tcp_sum(const struct net *net, int idx)
 	return sum;
 }
 
+/* ct.c: conntrack's insert_failed of @net, under @st's count_lock */
+u64 tcptw_ct_insert_failed(const struct net *net,
+			   const struct tcptw_state *st);
+
 /* every counter of @net as the counters file shows them; under RCU */
 void tcptw_counters_read(const struct net *net, struct tcptw_state *st,
 			 u64 *out);

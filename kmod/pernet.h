@@ -75,7 +75,16 @@ struct tcptw_state {
 	 */
 	s64 count_base[TCPTW_NR_COUNTERS];
 	u64 count_shown[TCPTW_NR_COUNTERS];
-	/* count_base[] and count_shown[]: readers and resets, never a hook */
+	/*
+	 * conntrack's insert_failed of this netns counted by instances of
+	 * nf_conntrack that went away (ct.c); under count_lock
+	 */
+	u64 ct_gone_insert_failed;
+	/*
+	 * count_base[], count_shown[], ct_gone_insert_failed: readers,
+	 * resets and ct.c's hook on conntrack's cleanup, all in process
+	 * context, never a hook in softirq
+	 */
 	spinlock_t count_lock;
 	/* serializes resets (base[] and the ring's tail) */
 	struct mutex reset_lock;

@@ -36,9 +36,9 @@ T=/sys/kernel/tracing
 RET_SITES="inet_twsk_alloc tcp_timewait_state_process tcp_twsk_unique
 __inet_hash_connect tcp_conn_request tcp_check_req tcp_v4_syn_recv_sock
 tcp_v6_syn_recv_sock tcp_rcv_state_process tcp_v4_send_reset
-tcp_v6_send_reset nf_conntrack:__nf_conntrack_confirm nf_conntrack:early_drop"
+tcp_v6_send_reset nf_conntrack:nf_ct_resolve_clash nf_conntrack:early_drop"
 ENTRY_SITES="inet_twsk_deschedule_put tcp_oow_rate_limited
-tcp_send_active_reset"
+tcp_send_active_reset nf_conntrack:nf_conntrack_cleanup_net_list"
 
 case $MODE in
 r | p | rp | pr) ;;

@@ -152,6 +152,11 @@ require_module()
 	echo "SKIP: tcptw module not loaded ($TCPTW_PROC/counters missing)"
 	exit $ksft_skip
 }
+# the hooks in nf_conntrack.ko (kmod/ct.c), attached while it is loaded:
+# none on a path every flow takes
+CT_PROBES="nf_conntrack:early_drop nf_conntrack:nf_ct_resolve_clash
+nf_conntrack:nf_conntrack_cleanup_net_list"
+
 # probe_state NAME: the state column of /proc/net/tcptw/probes for NAME
 # ("attached", "absent", "error:-N"), empty if the module has no such row.
 probe_state()

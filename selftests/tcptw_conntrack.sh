@@ -71,6 +71,19 @@ test_cleanup()
 	fi
 }
 
+# nat_rules MASQ : nat's ruleset (which loads nf_conntrack)
+nat_rules()
+{
+	ip netns exec "$nat" nft -f - <<-EOF
+	table ip ctnat {
+		chain post {
+			type nat hook postrouting priority srcnat; policy accept;
+			oifname "n-srv" meta l4proto tcp $1
+		}
+	}
+	EOF
+}
+
 # topo_setup [MASQ] : the topology; MASQ is nat's masquerade statement
 # (default: plain `masquerade`, which keeps the client's source port).
 topo_setup()
@@ -92,14 +105,7 @@ topo_setup()
 	ip -n "$cli" route add default via 198.18.1.1
 	ip -n "$srv" route add default via 198.18.0.1
 	nsx "$nat" sysctl -qw net.ipv4.ip_forward=1
-	ip netns exec "$nat" nft -f - <<-EOF || return 1
-	table ip ctnat {
-		chain post {
-			type nat hook postrouting priority srcnat; policy accept;
-			oifname "n-srv" meta l4proto tcp $masq
-		}
-	}
-	EOF
+	nat_rules "$masq" || return 1
 	busywait 3000 link_up "$cli" eth0 && busywait 3000 link_up "$srv" eth0 &&
 	busywait 3000 link_up "$nat" n-cli && busywait 3000 link_up "$nat" n-srv
 }
@@ -111,7 +117,7 @@ ct_gate()
 	local p s
 
 	[ "$HAVE_MODULE" = 1 ] || return 0
-	for p in nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm; do
+	for p in $CT_PROBES; do
 		s=$(probe_state "$p")
 		diag "probe $p: ${s:-missing}"
 		if [ "$s" = absent ]; then
@@ -133,10 +139,14 @@ snap()
 	done
 }
 
+# check_insert_failed : no flow of these subtests clashes (each has a
+# tuple of its own): conntrack -S and tcptw both say none failed to insert
 check_insert_failed()
 {
-	check_mod_eq "nat ConntrackInsertFailed == insert_failed delta" \
-		"$(d n_tw_ConntrackInsertFailed)" "$(d n_ct_insert_failed)"
+	check_eq "nat conntrack -S insert_failed (no flow clashed)" \
+		"$(d n_ct_insert_failed)" 0
+	check_mod_eq "nat ConntrackInsertFailed (no flow clashed)" \
+		"$(d n_tw_ConntrackInsertFailed)" 0
 }
 
 # have_cli : the tcptw CLI is built (its checks are skipped otherwise)
@@ -485,13 +495,22 @@ test_idle_keepalive()
 CLASH_N=3
 run_clash()
 {
-	local name=$1 masq=$2 hold
+	local name=$1 masq=$2
 
 	if ! topo_setup "$masq"; then
 		check_err 1 "setup failed"
 		return 1
 	fi
 	ct_gate || return 1
+	clash_traffic "$name"
+}
+
+# clash_traffic NAME : run_clash's traffic in its topology: the holder
+# flow, then CLASH_N connects; sets OUT and the snapshots B and A
+clash_traffic()
+{
+	local name=$1 hold
+
 	echo_server_start "$name" || return 1
 	hold=$TMPDIR_T/$name.hold.json
 	bg_start "$hold" ip netns exec "$cli" "$PY" "$SOCK" idle $SRV $PORT 120
@@ -527,7 +546,7 @@ run_clash()
 
 test_snat_clash()
 {
-	local name="conntrack: SNAT to one port held by an open flow -> ConntrackInsertFailed == insert_failed, not table full"
+	local name="conntrack: SNAT to one port held by an open flow -> ConntrackInsertFailed == the client's dropped SYNs, not table full"
 	local failed ins
 
 	test_begin "$name"
@@ -547,8 +566,9 @@ test_snat_clash()
 		"$ins" $(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))
 	# nf_ct_resolve_clash() counts each clash drop as a drop too
 	check_eq "nat conntrack -S drop == insert_failed" "$(d n_ct_drop)" "$ins"
-	check_mod_eq "nat ConntrackInsertFailed == insert_failed" \
-		"$(d n_tw_ConntrackInsertFailed)" "$ins"
+	check_mod_eq "nat ConntrackInsertFailed == failed connects + cli TCPSynRetrans" \
+		"$(d n_tw_ConntrackInsertFailed)" \
+		$(( failed + $(d c_mib_TcpExtTCPSynRetrans) ))
 	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "nat events conntrack_insert_failed from cli" \
@@ -593,6 +613,106 @@ test_snat_control()
 	log_test "$name"
 }
 
-TESTS=${TCPTW_CT_TESTS:-"table_full table_control idle_rst idle_timeout idle_keepalive snat_clash snat_control"}
+# nf_conntrack goes away and comes back while nat lives on: the kernel's
+# statistics go with it, tcptw's ConntrackInsertFailed keeps what they had
+# counted (kmod/ct.c folds it in as nf_conntrack frees them) and goes on
+# from there. The truth is the client's: failed connects + TCPSynRetrans
+# of each round; conntrack -S after the reload counts the second only.
+test_ct_reload()
+{
+	local name="conntrack: nf_conntrack unloaded and loaded again between two clash rounds -> ConntrackInsertFailed keeps the first round and adds the second"
+	local masq="masquerade to :40000" t1 t2 v
+
+	test_begin "$name"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "no tcptw module: nothing keeps a count across nf_conntrack's unload"
+		log_test "$name"
+		return
+	fi
+	if ! run_clash reload1 "$masq"; then
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	t1=$(( $(json_get "$OUT" failed) + $(d c_mib_TcpExtTCPSynRetrans) ))
+	check_gt "round 1: the client's failed connects + TCPSynRetrans" "$t1" 0
+	check_eq "round 1: nat ConntrackInsertFailed" \
+		"$(tw_counter "$nat" ConntrackInsertFailed)" "$t1"
+	# nothing may hold nf_conntrack: nat's ruleset goes, then the
+	# modules that use it (nft_ct, nf_nat, ctnetlink for conntrack -S)
+	ip netns exec "$nat" nft flush ruleset
+	if ! unload_tree nf_conntrack; then
+		skip_test "nf_conntrack still held: $(cat /sys/module/nf_conntrack/refcnt 2>/dev/null) references, holders: $(ls /sys/module/nf_conntrack/holders 2>/dev/null | tr '\n' ' ')"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	check_eq "nf_conntrack unloaded" "$(grep -c '^nf_conntrack ' /proc/modules)" 0
+	v=$(probe_state nf_conntrack:nf_ct_resolve_clash)
+	diag "with nf_conntrack unloaded: nf_ct_resolve_clash hook ${v:-missing}"
+	check_eq "nf_conntrack unloaded: nat ConntrackInsertFailed kept" \
+		"$(tw_counter "$nat" ConntrackInsertFailed)" "$t1"
+	if ! nat_rules "$masq" || ! ct_gate; then
+		check_err 1 "nat ruleset after the reload"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	clash_traffic reload2 || { cleanup_all_ns; log_test "$name"; return; }
+	t2=$(( $(json_get "$OUT" failed) + $(d c_mib_TcpExtTCPSynRetrans) ))
+	check_gt "round 2: the client's failed connects + TCPSynRetrans" "$t2" 0
+	check_eq "round 2: nat conntrack -S insert_failed (since the reload)" \
+		"${A[n_ct_insert_failed]:-0}" "$t2"
+	check_eq "both rounds: nat ConntrackInsertFailed" \
+		"${A[n_tw_ConntrackInsertFailed]:-0}" $((t1 + t2))
+	cleanup_all_ns
+	log_test "$name"
+}
+
+# No hook of tcptw runs on a path every flow takes, and none turns on the
+# function graph tracer (from 6.14 every fprobe with a return handler
+# does, for every task of the system): the kernel's own list of the
+# functions ftrace calls out of, with nf_conntrack loaded and tcptw's
+# conntrack hooks attached, names no graph caller; and only conntrack's
+# rare paths have a return hook.
+test_no_flow_hooks()
+{
+	local name="conntrack: no return hook on a per-flow function, the function graph tracer stays off"
+	local ef=/sys/kernel/tracing/enabled_functions rets p
+
+	test_begin "$name"
+	if [ "$HAVE_MODULE" != 1 ]; then
+		skip_test "no tcptw module"
+		log_test "$name"
+		return
+	fi
+	[ -r "$ef" ] || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null
+	if ! topo_setup || ! ct_gate; then
+		check_err 1 "setup failed"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	if [ ! -r "$ef" ]; then
+		skip_test "no $ef (tracefs)"
+		cleanup_all_ns
+		log_test "$name"
+		return
+	fi
+	diag "enabled_functions: $(wc -l <"$ef") functions: $(awk '{ print $1 }' "$ef" | tr '\n' ' ')"
+	check_eq "enabled_functions lines on the function graph tracer" \
+		"$(grep -c -E 'graph|fgraph|fprobe_return' "$ef")" 0
+	for p in $CT_PROBES; do
+		check_str "probe $p attached" "$(probe_state "$p")" attached
+	done
+	rets=$(awk -F'\t' '$2 ~ /kretprobe|exit/ && $3 == "attached" { print $1 }' \
+		"$TCPTW_PROC/probes" | sort | tr '\n' ' ')
+	check_str "hooks with a return handler (conntrack's rare paths)" \
+		"$rets" "nf_conntrack:early_drop nf_conntrack:nf_ct_resolve_clash "
+	cleanup_all_ns
+	log_test "$name"
+}
+
+TESTS=${TCPTW_CT_TESTS:-"no_flow_hooks table_full table_control idle_rst idle_timeout idle_keepalive snat_clash snat_control ct_reload"}
 read -ra TESTS <<<"$TESTS"
 tests_run "${TESTS[@]/#/test_}"

@@ -30,7 +30,6 @@ require_traffic
 require_module
 
 DMESG_START=$(dmesg 2>/dev/null | wc -l)
-CT_PROBES="nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm"
 
 # hooks_registered PROBE: how many times the kernel holds tcptw's hook on
 # PROBE ("module:symbol"): lines of the kprobe list for a kprobe, the

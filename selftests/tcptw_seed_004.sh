@@ -578,7 +578,7 @@ ct_on()
 		}
 	}
 	EOF
-	for p in nf_conntrack:early_drop nf_conntrack:__nf_conntrack_confirm; do
+	for p in $CT_PROBES; do
 		s=$(probe_state "$p")
 		if [ "$HAVE_MODULE" = 1 ] && [ "$s" != attached ]; then
 			check_err 1 "probe $p: '$s'"
