@@ -33,12 +33,13 @@
 #include "tuple.h"
 
 /*
- * The group's sums of the last SO_REUSEPORT walk on this CPU: under a
- * flood at one group, the walk runs once per jiffy and CPU, not once per
- * SYN. @sk is only compared, never followed.
+ * The group's sums of the last SO_REUSEPORT walk on this CPU, keyed by
+ * the group (any of its sockets hits): under a flood at one group, the
+ * walk runs once per jiffy and CPU, not once per SYN. @group is only
+ * compared, never followed.
  */
 struct gauge_cache {
-	const struct sock *sk;
+	const void *group;
 	unsigned long when;
 	u32 backlog, max;
 };
@@ -66,11 +67,12 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
 		*max = READ_ONCE(sk->sk_max_ack_backlog);
 		return;
 	}
-	if (c->sk == sk && c->when == now) {
+	if (c->group == reuse && c->when == now) {
 		*backlog = c->backlog;
 		*max = c->max;
 		return;
 	}
+	tcptw_test_group_walked();
 	*backlog = 0;
 	*max = 0;
 	n = min_t(unsigned int, READ_ONCE(reuse->num_socks), reuse->max_socks);
@@ -81,10 +83,31 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
 		*backlog += READ_ONCE(s->sk_ack_backlog);
 		*max += READ_ONCE(s->sk_max_ack_backlog);
 	}
-	c->sk = sk;
+	c->group = reuse;
 	c->when = now;
 	c->backlog = *backlog;
 	c->max = *max;
+}
+
+/*
+ * The kernel's own tests that can fail this call on listener @sk,
+ * replayed at the entry on the same socket: its accept queue full (the
+ * child's first test, and the SYN's), its SYN queue full or cookies
+ * forced (the SYN's). Only then is the row's gauge worth a walk of the
+ * SO_REUSEPORT group: a clean SYN or ACK reads two words of its own
+ * socket. A queue that fills after the entry (another CPU's child in
+ * between) fails a call this said would not: its row shows that socket's
+ * own queue for that decision (docs/proc-format.md, listeners).
+ */
+static __always_inline bool listen_may_fail(const struct sock *sk,
+					    bool child)
+{
+	if (sk_acceptq_is_full(sk))
+		return true;
+	if (child)
+		return false;
+	return inet_csk_reqsk_queue_is_full(sk) ||
+	       READ_ONCE(sock_net(sk)->ipv4.sysctl_tcp_syncookies) == 2;
 }
 
 static const int listen_mibs[TCPTW_LISTEN_MIBS] = {
@@ -338,7 +361,12 @@ static noinline void listen_arm(const struct sock *sk,
 	r->spent_when = r->when - 1;
 	tcptw_tuple_from_skb(&r->t, skb);
 	listen_key(&r->key, sk);
-	listen_gauges(sk, &r->backlog, &r->max);
+	if (listen_may_fail(sk, child)) {
+		listen_gauges(sk, &r->backlog, &r->max);
+	} else {
+		r->backlog = READ_ONCE(sk->sk_ack_backlog);
+		r->max = READ_ONCE(sk->sk_max_ack_backlog);
+	}
 	r->child = child;
 	r->syn = syn;
 	/* the fields before the armed state (tcptw_listen_settle()) */

@@ -131,3 +131,8 @@ module_param_named(test_table_busy_seen, tcptw_test_table_busy_seen, uint,
 		   0444);
 MODULE_PARM_DESC(test_table_busy_seen,
 		 "test build: counts that found their CPU's batch claimed and went to the row");
+
+unsigned int tcptw_test_group_walks;
+module_param_named(test_group_walks, tcptw_test_group_walks, uint, 0444);
+MODULE_PARM_DESC(test_group_walks,
+		 "test build: walks of an SO_REUSEPORT group for a listeners row's gauges (racy count, for a test's deltas)");

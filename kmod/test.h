@@ -56,6 +56,12 @@ extern unsigned int tcptw_test_table_rows_max;
 extern unsigned int tcptw_test_table_nest;
 extern unsigned int tcptw_test_table_nested;
 extern unsigned int tcptw_test_table_busy_seen;
+extern unsigned int tcptw_test_group_walks;
+
+static inline void tcptw_test_group_walked(void)
+{
+	WRITE_ONCE(tcptw_test_group_walks, READ_ONCE(tcptw_test_group_walks) + 1);
+}
 
 static inline void tcptw_test_table_row_copied(unsigned int rows)
 {
@@ -110,6 +116,10 @@ static inline void tcptw_test_table_row_copied(unsigned int rows)
 }
 
 static inline void tcptw_test_ack_hold(const struct sock *sk)
+{
+}
+
+static inline void tcptw_test_group_walked(void)
 {
 }
 

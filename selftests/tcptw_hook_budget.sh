@@ -46,7 +46,9 @@
 # - SO_REUSEPORT: the server listens on 16 sockets of one group (16 in
 #   `ss -ltn`), server closes first: the connections accepted on more
 #   than one of them (tcptw_traffic --reuseport counts per socket), one
-#   tcp_conn_request per SYN whatever the group's size.
+#   tcp_conn_request per SYN whatever the group's size, and no walk of
+#   the group (its queues are summed for a listeners row only when a
+#   socket's queue is full: test_group_walks).
 # - tcp_tw_reuse=1, timestamps on: the client's 50 ports held by its own
 #   TIME_WAIT sockets (filled with tcp_tw_reuse=0: a fill over 1 s long
 #   would take over its own first sockets), then M connects over 1 s
@@ -76,6 +78,7 @@ BUDGET_CLIENT=1
 BUDGET_SERVER=3
 GROUP=16
 HITS=/sys/module/tcptw/parameters/test_hits
+WALKS=/sys/module/tcptw/parameters/test_group_walks
 
 # hits_snapshot ARRAY: ARRAY[hook] = calls since the load
 hits_snapshot()
@@ -204,7 +207,7 @@ one_run()
 {
 	local closer=$1 variant=${2:-v4} fam=v4 dst=$SRV:$PORT
 	local out label ct_cli=0 ct_srv=0 bcli=$BUDGET_CLIENT bsrv=$BUDGET_SERVER
-	local srv_args=() v6=() ns p
+	local srv_args=() v6=() ns p walks
 	local CLI_CALLS=0 SRV_CALLS=0 BOTH_CALLS=0 RACE=0
 	declare -A B A W S
 
@@ -246,6 +249,7 @@ one_run()
 	fi
 	hits_settle
 	hits_snapshot B
+	walks=$(cat "$WALKS")
 	timeout 150 "$TRAFFIC" client --connect "$dst" --count $N \
 		--close-first "$closer" --netns "$(nspath "$cli")" \
 		--timeout 120 >"$out.client.json"
@@ -253,6 +257,7 @@ one_run()
 	# the last FIN's ACK and the TIME_WAIT sockets settle
 	sleep 1
 	hits_snapshot A
+	walks=$(( $(cat "$WALKS") - walks ))
 	if [ "$variant" = ct ]; then
 		# every flow an entry on each side (in TIME_WAIT for 120 s)
 		ct_cli=$(ct_count "$cli")
@@ -277,6 +282,9 @@ one_run()
 			"$(json_get "$out.server.json" accepted)" $N
 		check_gt "$label: listeners that took connections" \
 			"$(json_get "$out.server.json" listeners_used)" 1
+		# the group's gauges are for a listeners row: no row, no walk
+		check_eq "$label: walks of the SO_REUSEPORT group (no listener failed)" \
+			"$walks" 0
 	fi
 	check_hits "$label" $N
 	diag "$label: per connection, client $CLI_CALLS/$N, server $SRV_CALLS/$N calls ($RACE children lost the ACK/data race)"
