@@ -31,6 +31,12 @@ unit of work:
   rstflood  raw SYNs at a closed port: per RST sent (TcpOutRsts)
   natchurn  short connections through an nft masquerade (conntrack): per
             connection
+  ctchurn   short connections with conntrack in both namespaces (an nft
+            `ct state new` rule on each side's input and output), no NAT:
+            per connection
+  timewait6 timewait over IPv6 (fd00::): per connection
+  reuseport timewait at a 64-socket SO_REUSEPORT group (nginx reuseport
+            with many workers, envoy): per connection
   wrk       wrk -c 50 -t 2 against nginx with Connection: close: per
             request; wrk is a stock binary, so this script marks around
             it and the count includes wrk's start-up and exit
@@ -57,16 +63,19 @@ FLOOD = os.path.join(REPO, "selftests", "tcptw_flood")
 BT = os.path.join(REPO, "scripts", "tcptw.bt")
 CLI, SRV, NAT = "bc", "bs", "bn"
 WORKLOADS = ["timewait", "recycle", "exhaust", "synflood", "rstflood",
-             "natchurn", "wrk"]
+             "natchurn", "wrk", "ctchurn", "timewait6", "reuseport"]
 UNITS = {"timewait": "connection", "recycle": "connection",
          "exhaust": "connect()", "synflood": "SYN cookie",
-         "rstflood": "RST", "natchurn": "connection", "wrk": "request"}
+         "rstflood": "RST", "natchurn": "connection", "wrk": "request",
+         "ctchurn": "connection", "timewait6": "connection",
+         "reuseport": "connection"}
 MODES = ["off", "tcptw", "bpftrace"]
 # units per phase (wrk: seconds): under -icount a phase of 10^8
 # instructions or more repeats within 0.5% (docs/bench.md)
 SIZE = {"timewait": 600, "recycle": 600, "exhaust": 1200,
         "synflood": 12000, "rstflood": 12000, "natchurn": 400,
-        "wrk": 2}
+        "wrk": 2, "ctchurn": 400, "timewait6": 600, "reuseport": 600}
+GROUP = 64
 PORTS = "20000 20049"
 
 
@@ -164,8 +173,9 @@ def quiesce():
         prev = cur
 
 
-def ns_up(nat=False):
-    """cli 198.18.9.1 -- srv 198.18.9.2, or cli -- nat -- srv"""
+def ns_up(nat=False, v6=False):
+    """cli 198.18.9.1 -- srv 198.18.9.2 (v6: fd00:9::1 -- fd00:9::2,
+    returned as [fd00:9::2]), or cli -- nat -- srv"""
     ns_down()
     for ns in (CLI, SRV) + ((NAT,) if nat else ()):
         sh(f"ip netns add {ns}")
@@ -174,9 +184,12 @@ def ns_up(nat=False):
         sh(f"ip link add v0 netns {CLI} type veth peer name v1 netns {SRV}")
         sh(f"ip -n {CLI} addr add 198.18.9.1/24 dev v0")
         sh(f"ip -n {SRV} addr add 198.18.9.2/24 dev v1")
+        if v6:
+            sh(f"ip -n {CLI} addr add fd00:9::1/64 dev v0 nodad")
+            sh(f"ip -n {SRV} addr add fd00:9::2/64 dev v1 nodad")
         sh(f"ip -n {CLI} link set v0 up")
         sh(f"ip -n {SRV} link set v1 up")
-        return "198.18.9.2"
+        return "[fd00:9::2]" if v6 else "198.18.9.2"
     sh(f"ip link add v0 netns {CLI} type veth peer name n0 netns {NAT}")
     sh(f"ip link add n1 netns {NAT} type veth peer name v1 netns {SRV}")
     sh(f"ip -n {CLI} addr add 198.18.9.1/24 dev v0")
@@ -354,6 +367,54 @@ def w_natchurn():
     try:
         quiesce()
         return connections(addr, SIZE["natchurn"])
+    finally:
+        stop(srv)
+
+
+def w_ctchurn():
+    addr = ns_up()
+    rules = ("table ip bench {\n chain in { type filter hook input "
+             "priority 0; ct state new counter; }\n chain out { type filter "
+             "hook output priority 0; ct state new counter; }\n}\n")
+    for ns in (CLI, SRV):
+        subprocess.run(["ip", "netns", "exec", ns, "nft", "-f", "-"],
+                       input=rules, text=True, check=True)
+    srv = server(addr)
+    try:
+        quiesce()
+        before = int(nsx(SRV, "cat /proc/sys/net/netfilter/"
+                          "nf_conntrack_count").stdout)
+        r = connections(addr, SIZE["ctchurn"])
+        after = int(nsx(SRV, "cat /proc/sys/net/netfilter/"
+                         "nf_conntrack_count").stdout)
+        # conntrack tracked every flow (each entry stays in TIME_WAIT)
+        if after - before < r["units"]:
+            raise Fail(f"ctchurn: {after - before} conntrack entries for "
+                       f"{r['units']} connections")
+        return r
+    finally:
+        stop(srv)
+
+
+def w_timewait6():
+    addr = ns_up(v6=True)
+    srv = server(addr)
+    try:
+        quiesce()
+        return connections(addr, SIZE["timewait6"])
+    finally:
+        stop(srv)
+
+
+def w_reuseport():
+    addr = ns_up()
+    srv = server(addr, f"--reuseport {GROUP}")
+    try:
+        n = len(nsx(SRV, "ss -Hltn 'sport = :80'").stdout.splitlines())
+        if n != GROUP:
+            raise Fail(f"reuseport: {n} listening sockets, not {GROUP}")
+        quiesce()
+        return connections(addr, SIZE["reuseport"])
     finally:
         stop(srv)
 
