@@ -155,8 +155,8 @@ have_cli()
 	[ -x "$TCPTW_CLI" ] || { diag "tcptw CLI not built: diagnose not checked"; return 1; }
 }
 
-# check_findings NAME WANT : what diagnose (baseline NAME) found is WANT
-check_findings()
+# check_ct_findings NAME WANT : what diagnose (baseline NAME) found is WANT
+check_ct_findings()
 {
 	have_cli || return 0
 	check_str "diagnose findings" "$(findings "$TMPDIR_T/$1.diag.json")" "$2"
@@ -298,7 +298,7 @@ test_table_full()
 		check_eq "nat events conntrack_table_full" \
 			"$(events_count "$nat" conntrack_table_full)" "$drop"
 	fi
-	check_findings full conntrack_full
+	check_ct_findings full conntrack_full
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence ConntrackTableFull" \
 			"$(evidence "$TMPDIR_T/full.diag.json" ConntrackTableFull)" "$drop"
@@ -326,7 +326,7 @@ test_table_control()
 	check_eq "nat conntrack -S drop" "$(d n_ct_drop)" 0
 	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
 	check_insert_failed
-	check_findings ctl ""
+	check_ct_findings ctl ""
 	cleanup_all_ns
 	log_test "$name"
 }
@@ -414,7 +414,7 @@ test_idle_rst()
 			"$TCPTW_PROC/events")" 7500 30000
 		check_eq "cli rst_received_idle >= 4096 ms" "$(idle_rsts "$cli")" 1
 	fi
-	check_findings rst nat_idle_reset
+	check_ct_findings rst nat_idle_reset
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence rst_received_idle>=4096ms" \
 			"$(evidence "$TMPDIR_T/rst.diag.json" 'rst_received_idle>=4096ms')" 1
@@ -455,7 +455,7 @@ test_idle_timeout()
 	check_eq "cli Tcp OutRsts" "$(d c_mib_TcpOutRsts)" 0
 	check_mod_eq "cli RstSent" "$(d c_tw_RstSent)" 0
 	check_insert_failed
-	check_findings tmo ""
+	check_ct_findings tmo ""
 	cleanup_all_ns
 	log_test "$name"
 }
@@ -480,7 +480,7 @@ test_idle_keepalive()
 	check_mod_eq "cli RstSent" "$(d c_tw_RstSent)" 0
 	check_mod_eq "srv RstReceived" "$(d s_tw_RstReceived)" 0
 	check_insert_failed
-	check_findings ka ""
+	check_ct_findings ka ""
 	if [ "$HAVE_MODULE" = 1 ]; then
 		check_eq "cli rst_received_idle >= 4096 ms" "$(idle_rsts "$cli")" 0
 	fi
@@ -575,7 +575,7 @@ test_snat_clash()
 			"$(events_count "$nat" conntrack_insert_failed \
 				"src=198.18.1.2:")" "$ins"
 	fi
-	check_findings clash conntrack_insert_failed
+	check_ct_findings clash conntrack_insert_failed
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence ConntrackInsertFailed" \
 			"$(evidence "$TMPDIR_T/clash.diag.json" ConntrackInsertFailed)" "$ins"
@@ -608,7 +608,7 @@ test_snat_control()
 	check_mod_eq "nat ConntrackInsertFailed" \
 		"$(d n_tw_ConntrackInsertFailed)" 0
 	check_mod_eq "nat ConntrackTableFull" "$(d n_tw_ConntrackTableFull)" 0
-	check_findings snatctl ""
+	check_ct_findings snatctl ""
 	cleanup_all_ns
 	log_test "$name"
 }
