@@ -15,8 +15,9 @@
 # The set, measured per case on stock 6.1 and 7.2 (each case alone, the
 # hooks it fired): the cases below fire every hook of both kernels
 # (SYN cookies: synflood; tcp_oow_rate_limited and the active reset:
-# paws_other's established case; nf_conntrack's confirm and early_drop:
-# conntrack's table-full case; tcp_receive_reset and the /proc files
+# paws_other's established case; nf_conntrack's early_drop and its
+# statistics' cleanup: conntrack's table-full case; nf_ct_resolve_clash:
+# conntrack's SNAT clash; tcp_receive_reset and the /proc files
 # across namespace deletion and rmmod: netns_memory; RSTs sent from
 # process context: backlog_rst; TIME_WAIT overflow and the ACK-time
 # overflow: tw_overflow and run; inet_twsk_deschedule_put: syn_recycled's
@@ -33,6 +34,7 @@ SCRIPTS="tcptw_synflood.sh tcptw_paws_other.sh tcptw_conntrack.sh
 tcptw_netns_memory.sh tcptw_load_race.sh tcptw_tw_overflow.sh tcptw_run.sh
 tcptw_backlog_rst.sh tcptw_syn_recycled.sh"
 CASES="tcptw_paws_other.sh:test_estab* tcptw_conntrack.sh:test_table_full
+tcptw_conntrack.sh:test_snat_clash
 tcptw_netns_memory.sh:test_fd_outlives_netns tcptw_tw_overflow.sh:test_overflow*
 tcptw_run.sh:test_overflow tcptw_syn_recycled.sh:test_same_port*"
 
