@@ -10,7 +10,8 @@
 #   README.md and docs/tcptw.8 are those of docs/examples/, that
 #   selftests/README.md has a row for every selftests/tcptw_*.sh and none
 #   for a script that is gone, with no count of scripts there or in
-#   README.md to drift, and that sparse (C=2) finds nothing in the module built for the default
+#   README.md to drift, that the counters are the same in kmod/,
+#   userspace/ and the docs (check-counters.py), and that sparse (C=2) finds nothing in the module built for the default
 #   kernel (in .cache/build/sparse-K/, apart from the build make check
 #   loads into its guests), and that this module calls none of the
 #   functions tcptw hooks (its ftrace callbacks take no recursion guard).
@@ -73,7 +74,7 @@ checkpatch_files() {
 # sees .git; it is useless without a kernel tree, so don't leave it around.
 trap 'rm -f .checkpatch-camelcase.*' EXIT
 
-echo "1..9"
+echo "1..10"
 shopt -s nullglob
 checkpatch_files "checkpatch kmod" kmod/*.[ch]
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
@@ -127,6 +128,33 @@ if out=$(docs_index 2>&1); then
 else
 	diag <<<"$out"
 	not_ok "selftests/README.md indexes every selftest, no script counts"
+fi
+
+# The counters' ABI says the same in kmod/, userspace/ and the docs
+# (scripts/check-counters.py); and that check fails on a copy whose
+# proc-format.md lost a counter, so it can fail at all.
+counters_agree() {
+	local tmp rc=0
+
+	python3 scripts/check-counters.py || rc=1
+	tmp=$(mktemp -d) || return 1
+	mkdir -p "$tmp/kmod" "$tmp/docs" "$tmp/userspace"
+	cp kmod/counters.h kmod/proc.c "$tmp/kmod/"
+	cp docs/design.md "$tmp/docs/"
+	cp userspace/prom.c userspace/diagnose.c "$tmp/userspace/"
+	grep -v '^| `TwKilledByRst` |' docs/proc-format.md >"$tmp/docs/proc-format.md"
+	if python3 scripts/check-counters.py --repo "$tmp" >/dev/null; then
+		echo "check-counters.py passed a proc-format.md without TwKilledByRst"
+		rc=1
+	fi
+	rm -rf "$tmp"
+	return $rc
+}
+if out=$(counters_agree 2>&1); then
+	ok "counters: kmod, userspace and docs agree ($(tail -n 1 <<<"$out"))"
+else
+	diag <<<"$out"
+	not_ok "counters: kmod, userspace and docs agree"
 fi
 
 # the shell: selftests, VM runner, CI

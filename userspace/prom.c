@@ -172,6 +172,8 @@ static const char *const ctr_help[][2] = {
 	  "conntrack entries that failed to insert (NAT clash)" },
 	{ "RstSent", "TCP RSTs sent" },
 	{ "RstReceived", "RSTs received that reset a connection" },
+	{ "EventsRateLimited",
+	  "decisions counted but not recorded in events (event_rate)" },
 };
 
 static const char *help_of(const char *name)
