@@ -38,51 +38,98 @@ module_param_named(test_tw_syn_unhashed, tcptw_test_tw_syn_unhashed, uint,
 MODULE_PARM_DESC(test_tw_syn_unhashed,
 		 "test build: sockets test_tw_syn_unhash unhashed before the kernel's own deschedule");
 
+unsigned int tcptw_test_tw_syn_unhash_late;
+module_param_named(test_tw_syn_unhash_late, tcptw_test_tw_syn_unhash_late,
+		   uint, 0444);
+MODULE_PARM_DESC(test_tw_syn_unhash_late,
+		 "test build: verdicts test_tw_syn_unhash took but did not unhash first (its worker late, or still busy with the previous one): the kernel's deschedule went first");
+
+unsigned int tcptw_test_tw_syn_unhash_wait_ms = 1000;
+module_param_named(test_tw_syn_unhash_wait_ms,
+		   tcptw_test_tw_syn_unhash_wait_ms, uint, 0644);
+MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
+		 "test build: ms the verdict waits for test_tw_syn_unhash's worker before it gives up (at most 1000)");
+
 /*
  * One unhash at a time: inet_twsk_deschedule_put() on another CPU's
  * worker, with a reference of ours for it to drop. Another CPU, because
  * the call reaches tcptw's own hook, which would miss a call nested in
  * the verdict's (fprobe's recursion guard) and fail the suite's count of
- * missed calls.
+ * missed calls. A worker that has not started when the verdict stops
+ * waiting (a vCPU the host did not run for a second) must not deschedule
+ * at all: the kernel's own deschedule goes first then, and a second one
+ * of an unhashed socket is what only connect() does (a reuse grant).
  */
+enum { UNHASH_IDLE, UNHASH_QUEUED, UNHASH_DOING, UNHASH_CANCELLED };
+
 static struct inet_timewait_sock *tw_unhash_tw;
-/* 1 from a queueing until its work is done */
-static atomic_t tw_unhash_busy;
+static atomic_t tw_unhash_state;
 
 static void tw_unhash_fn(struct work_struct *work)
 {
-	inet_twsk_deschedule_put(tw_unhash_tw);
-	WRITE_ONCE(tcptw_test_tw_syn_unhashed,
-		   READ_ONCE(tcptw_test_tw_syn_unhashed) + 1);
-	atomic_set_release(&tw_unhash_busy, 0);
+	struct inet_timewait_sock *tw = tw_unhash_tw;
+
+	if (atomic_cmpxchg(&tw_unhash_state, UNHASH_QUEUED, UNHASH_DOING) ==
+	    UNHASH_QUEUED) {
+		inet_twsk_deschedule_put(tw);
+		WRITE_ONCE(tcptw_test_tw_syn_unhashed,
+			   READ_ONCE(tcptw_test_tw_syn_unhashed) + 1);
+	} else {
+		/* given up on: only our reference to drop */
+		inet_twsk_put(tw);
+	}
+	atomic_set_release(&tw_unhash_state, UNHASH_IDLE);
 }
 
 static DECLARE_WORK(tw_unhash_work, tw_unhash_fn);
 
+/* wait up to @ms for the worker to be done with it */
+static void tw_unhash_wait(unsigned int ms)
+{
+	unsigned int i;
+
+	for (i = 0; i < ms && atomic_read_acquire(&tw_unhash_state) !=
+			      UNHASH_IDLE; i++)
+		mdelay(1);
+}
+
 /*
  * At a TCP_TW_SYN verdict (softirq): if a test asked for it, unhash @tw
- * on another CPU and wait (1 s at most) until it is out of the hash, as
- * when its timer fires there between the verdict and the deschedule.
+ * on another CPU and wait (1 s at most, test_tw_syn_unhash_wait_ms) until
+ * it is out of the hash, as when its timer fires there between the
+ * verdict and the deschedule; if the worker has not started by then, it
+ * is told not to.
  */
 void tcptw_test_tw_unhash(struct inet_timewait_sock *tw)
 {
 	unsigned int left = READ_ONCE(tcptw_test_tw_syn_unhash);
-	unsigned int ms;
 	int cpu;
 
 	if (!left || cmpxchg(&tcptw_test_tw_syn_unhash, left, left - 1) != left)
 		return;
 	cpu = cpumask_any_but(cpu_online_mask, smp_processor_id());
-	if (cpu >= nr_cpu_ids || atomic_cmpxchg(&tw_unhash_busy, 0, 1))
+	if (cpu >= nr_cpu_ids)
 		return;
+	/* the previous worker not done yet: not unhashed first either */
+	if (atomic_cmpxchg(&tw_unhash_state, UNHASH_IDLE, UNHASH_QUEUED) !=
+	    UNHASH_IDLE)
+		goto late;
 	if (!refcount_inc_not_zero(&tw->tw_refcnt)) {
-		atomic_set(&tw_unhash_busy, 0);
-		return;
+		atomic_set(&tw_unhash_state, UNHASH_IDLE);
+		goto late;
 	}
 	tw_unhash_tw = tw;
 	queue_work_on(cpu, system_highpri_wq, &tw_unhash_work);
-	for (ms = 0; ms < 1000 && atomic_read_acquire(&tw_unhash_busy); ms++)
-		mdelay(1);
+	tw_unhash_wait(min(READ_ONCE(tcptw_test_tw_syn_unhash_wait_ms), 1000U));
+	if (atomic_cmpxchg(&tw_unhash_state, UNHASH_QUEUED, UNHASH_CANCELLED) !=
+	    UNHASH_QUEUED) {
+		/* started: done in a moment */
+		tw_unhash_wait(1000);
+		return;
+	}
+late:
+	WRITE_ONCE(tcptw_test_tw_syn_unhash_late,
+		   READ_ONCE(tcptw_test_tw_syn_unhash_late) + 1);
 }
 
 void tcptw_test_uninit(void)

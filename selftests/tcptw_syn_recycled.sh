@@ -226,13 +226,54 @@ test_slow_lookup()
 # purge would do there (test build, test_tw_syn_unhash): still a recycle
 # each time, and no reuse grant (tcptw before 0.4.0 booked each as
 # TwReuseGranted: an unhashed socket was taken for one connect() took
-# over). The knob's own count says the window opened every time; the
+# over). The knob's own counts say how often the window opened (its
+# worker unhashed the socket first) and how often the verdict gave up
+# waiting for a worker that had not started (it is then told not to
+# unhash: the kernel's deschedule went first, and a second one would be
+# the knob's, not the kernel's); the two add up to every SYN. The
 # kernel's TWRecycled (connect() takeovers) stays 0 on both sides.
-test_unhashed_first()
+#
+# unhash_run WAIT_MS : the run, the verdict waiting up to WAIT_MS for the
+# worker; sets UN and LATE (the knob's counts over it)
+unhash_run()
 {
-	local name="syn_recycled: socket unhashed on another CPU before the deschedule -> TwSynRecycled, no grant"
-	local unhashed=/sys/module/tcptw/parameters/test_tw_syn_unhashed
-	local b_un row
+	local p=/sys/module/tcptw/parameters b_un b_late row
+
+	echo "$1" >$p/test_tw_syn_unhash_wait_ms
+	echo $((N - 1)) >$p/test_tw_syn_unhash
+	b_un=$(cat $p/test_tw_syn_unhashed)
+	b_late=$(cat $p/test_tw_syn_unhash_late)
+	run_recycle rec_unhash 198.18.0.1:$LPORT 198.18.0.2:8080 \
+		--bind 198.18.0.1:$LPORT --reuseaddr
+	UN=$(( $(cat $p/test_tw_syn_unhashed) - b_un ))
+	LATE=$(( $(cat $p/test_tw_syn_unhash_late) - b_late ))
+	diag "unhashed first $UN, worker late $LATE (wait $1 ms)"
+	check_eq "the knob's unhashes + late workers == SYNs" \
+		$((UN + LATE)) $((N - 1))
+	check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" 1
+	check_mod_eq "srv TwSynRecycled == N-1" "$D_REC" $((N - 1))
+	check_mod_eq "srv TwSynRecycled == TW created - TW left" \
+		"$D_REC" $((D_TW - TW_LEFT))
+	check_eq "srv TcpExt TWRecycled (no connect() took one over)" \
+		"$(mib "$srv" TcpExtTWRecycled)" 0
+	check_mod_eq "srv TwReuseGranted" \
+		"$(tw_counter "$srv" TwReuseGranted)" 0
+	# peers: addr port reuse_granted ... syn_recycled last_ms; the
+	# grants of every row, the recycles of the client's
+	row=$(nsx "$srv" awk 'NR > 1 { g += $3 }
+		$1 == "198.18.0.1" && $2 == 0 { r = $(NF - 1) }
+		END { print g + 0, r + 0 }' "$TCPTW_PROC/peers")
+	check_mod_eq "srv peers reuse_granted, all rows" "${row% *}" 0
+	check_mod_eq "srv peers 198.18.0.1 syn_recycled" "${row#* }" \
+		$((N - 1))
+	cleanup_all_ns
+}
+
+# unhash_case NAME WAIT_MS : the test build loaded, unhash_run WAIT_MS,
+# then CHECK (the caller's function) on UN and LATE
+unhash_case()
+{
+	local name=$1
 
 	test_begin "$name"
 	if ! have_test_build; then
@@ -249,32 +290,39 @@ test_unhashed_first()
 		{ check_err 1 "insmod of the test build failed"; restore_module; log_test "$name"; return; }
 	events_every
 	if probe_gate tcp_timewait_state_process inet_twsk_deschedule_put; then
-		echo $((N - 1)) >/sys/module/tcptw/parameters/test_tw_syn_unhash
-		b_un=$(cat "$unhashed")
-		run_recycle rec_unhash 198.18.0.1:$LPORT 198.18.0.2:8080 \
-			--bind 198.18.0.1:$LPORT --reuseaddr
-		check_eq "sockets the test build unhashed first" \
-			$(( $(cat "$unhashed") - b_un )) $((N - 1))
-		check_eq "srv TIME_WAIT sockets left" "$TW_LEFT" 1
-		check_mod_eq "srv TwSynRecycled == N-1" "$D_REC" $((N - 1))
-		check_mod_eq "srv TwSynRecycled == TW created - TW left" \
-			"$D_REC" $((D_TW - TW_LEFT))
-		check_eq "srv TcpExt TWRecycled (no connect() took one over)" \
-			"$(mib "$srv" TcpExtTWRecycled)" 0
-		check_mod_eq "srv TwReuseGranted" \
-			"$(tw_counter "$srv" TwReuseGranted)" 0
-		# peers: addr port reuse_granted ... syn_recycled last_ms; the
-		# grants of every row, the recycles of the client's
-		row=$(nsx "$srv" awk 'NR > 1 { g += $3 }
-			$1 == "198.18.0.1" && $2 == 0 { r = $(NF - 1) }
-			END { print g + 0, r + 0 }' "$TCPTW_PROC/peers")
-		check_mod_eq "srv peers reuse_granted, all rows" "${row% *}" 0
-		check_mod_eq "srv peers 198.18.0.1 syn_recycled" "${row#* }" \
-			$((N - 1))
-		cleanup_all_ns
+		unhash_run "$2"
+		$3
 	fi
 	restore_module || check_err 1 "reloading the normal build failed"
 	log_test "$name"
+}
+
+# the window opened: at least one socket unhashed first (a second of
+# waiting each; a worker later than that is only counted)
+unhash_opened()
+{
+	check_gt "sockets the test build unhashed first" "$UN" 0
+}
+
+test_unhashed_first()
+{
+	unhash_case "syn_recycled: socket unhashed on another CPU before the deschedule -> TwSynRecycled, no grant" \
+		1000 unhash_opened
+}
+
+# the worker late on purpose (the verdict does not wait): the kernel's
+# deschedule goes first and the knob's worker must not deschedule again
+# (it did until the knob learned to give up: a loaded host that ran the
+# worker a second late saw 2 reuse grants, the knob's second deschedule)
+unhash_all_late()
+{
+	check_gt "workers the verdict gave up on" "$LATE" 0
+}
+
+test_unhash_late()
+{
+	unhash_case "syn_recycled: the knob's worker later than the kernel's deschedule -> it does nothing, no grant" \
+		0 unhash_all_late
 }
 
 tests_run \
@@ -283,4 +331,5 @@ tests_run \
 	test_new_port \
 	test_no_listener \
 	test_slow_lookup \
-	test_unhashed_first
+	test_unhashed_first \
+	test_unhash_late
