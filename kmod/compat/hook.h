@@ -63,8 +63,6 @@ struct tcptw_hook {
 	 * that only resolved the symbol
 	 */
 	bool fallback;
-	/* the fallback is hook_kprobe.c's, where fprobes are the rest's */
-	bool on_kprobe;
 #endif
 };
 

@@ -291,13 +291,8 @@ int tcptw_hook_attach(struct tcptw_probe *p)
 	unregister_kprobe(&p->hook.kp);
 	memset(&p->hook, 0, sizeof(p->hook));
 fallback:
-	if (on_kprobe(p)) {
-		err = tcptw_kp_attach(p);
-		p->hook.on_kprobe = true;	/* after its memset */
-	} else {
-		err = fb_attach(p);
-	}
-	p->hook.fallback = true;
+	err = on_kprobe(p) ? tcptw_kp_attach(p) : fb_attach(p);
+	p->hook.fallback = true;	/* after its memset */
 	return err;
 }
 
@@ -312,12 +307,11 @@ static void ftrace_detach(struct tcptw_probe *p)
 
 void tcptw_hook_detach(struct tcptw_probe *p, bool batch_it)
 {
-	if (p->hook.on_kprobe) {
-		tcptw_kp_detach(p, batch_it);
-		return;
-	}
 	if (p->hook.fallback) {
-		fb_detach(p, batch_it);
+		if (on_kprobe(p))
+			tcptw_kp_detach(p, batch_it);
+		else
+			fb_detach(p, batch_it);
 		return;
 	}
 	if (batch_it) {
@@ -361,16 +355,14 @@ void tcptw_hooks_detach_batch(void)
  */
 unsigned long tcptw_hook_missed(const struct tcptw_probe *p)
 {
-	if (p->hook.on_kprobe)
-		return tcptw_kp_missed(p);
-	return p->hook.fallback ? fb_missed(p) : 0;
+	if (!p->hook.fallback)
+		return 0;
+	return on_kprobe(p) ? tcptw_kp_missed(p) : fb_missed(p);
 }
 
 const char *tcptw_hook_mechanism(const struct tcptw_probe *p)
 {
-	if (p->hook.on_kprobe)
-		return tcptw_kp_mechanism(p);
-	if (p->hook.fallback)
-		return fb_mechanism(p);
-	return "ftrace";
+	if (!p->hook.fallback)
+		return "ftrace";
+	return on_kprobe(p) ? tcptw_kp_mechanism(p) : fb_mechanism(p);
 }
