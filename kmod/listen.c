@@ -49,11 +49,13 @@ static DEFINE_PER_CPU(struct gauge_cache, gauge_cache);
 /*
  * The queue of @sk as its row shows it: for a socket in an SO_REUSEPORT
  * group, the sums over the group's listening sockets (socks[0..num_socks);
- * closed ones follow them since v5.14), which share the row. Under RCU:
- * the group and TCP listeners (SOCK_RCU_FREE) are freed after a grace
- * period. Preemption is disabled (a hook).
+ * closed ones follow them since v5.14), which share the row, if @group
+ * (listen_may_fail()); else @sk's own. Under RCU: the group and TCP
+ * listeners (SOCK_RCU_FREE) are freed after a grace period. Preemption
+ * is disabled (a hook).
  */
-static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
+static void listen_gauges(const struct sock *sk, bool group, u32 *backlog,
+			  u32 *max)
 {
 	struct gauge_cache *c = this_cpu_ptr(&gauge_cache);
 	const struct sock_reuseport *reuse;
@@ -61,7 +63,7 @@ static void listen_gauges(const struct sock *sk, u32 *backlog, u32 *max)
 	const struct sock *s;
 	unsigned int i, n;
 
-	reuse = rcu_dereference(sk->sk_reuseport_cb);
+	reuse = group ? rcu_dereference(sk->sk_reuseport_cb) : NULL;
 	if (!reuse) {
 		*backlog = READ_ONCE(sk->sk_ack_backlog);
 		*max = READ_ONCE(sk->sk_max_ack_backlog);
@@ -295,7 +297,7 @@ static __always_inline bool listen_run(const struct sock *sk,
 	r->mib[2] = m2;
 	/* the row's gauges: the last arm's, if of this jiffy */
 	if (r->when != now)
-		listen_gauges(sk, &r->backlog, &r->max);
+		listen_gauges(sk, true, &r->backlog, &r->max);
 	r->when = now;
 	tcptw_tuple_from_skb(&r->t, skb);
 	/* the fields before the armed state (tcptw_listen_settle()) */
@@ -361,12 +363,7 @@ static noinline void listen_arm(const struct sock *sk,
 	r->spent_when = r->when - 1;
 	tcptw_tuple_from_skb(&r->t, skb);
 	listen_key(&r->key, sk);
-	if (listen_may_fail(sk, child)) {
-		listen_gauges(sk, &r->backlog, &r->max);
-	} else {
-		r->backlog = READ_ONCE(sk->sk_ack_backlog);
-		r->max = READ_ONCE(sk->sk_max_ack_backlog);
-	}
+	listen_gauges(sk, listen_may_fail(sk, child), &r->backlog, &r->max);
 	r->child = child;
 	r->syn = syn;
 	/* the fields before the armed state (tcptw_listen_settle()) */
