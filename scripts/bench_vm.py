@@ -278,26 +278,25 @@ def connections(addr, n, extra=""):
     return measured(r["ok"], r["elapsed_ms"] / 1e3, insns)
 
 
-def w_timewait():
-    addr = ns_up()
+def served(addr, w):
+    """workload w's connections to a server at addr (started, stopped)"""
     srv = server(addr)
     try:
         quiesce()
-        return connections(addr, SIZE["timewait"])
+        return connections(addr, SIZE[w])
     finally:
         stop(srv)
+
+
+def w_timewait():
+    return served(ns_up(), "timewait")
 
 
 def w_recycle():
     addr = ns_up()
     nsx(CLI, "sysctl -qw net.ipv4.tcp_tw_reuse=0")
     nsx(CLI, f"sysctl -qw net.ipv4.ip_local_port_range='{PORTS}'")
-    srv = server(addr)
-    try:
-        quiesce()
-        return connections(addr, SIZE["recycle"])
-    finally:
-        stop(srv)
+    return served(addr, "recycle")
 
 
 def w_exhaust():
@@ -362,13 +361,7 @@ def w_rstflood():
 
 
 def w_natchurn():
-    addr = ns_up(nat=True)
-    srv = server(addr)
-    try:
-        quiesce()
-        return connections(addr, SIZE["natchurn"])
-    finally:
-        stop(srv)
+    return served(ns_up(nat=True), "natchurn")
 
 
 def w_ctchurn():
@@ -397,13 +390,7 @@ def w_ctchurn():
 
 
 def w_timewait6():
-    addr = ns_up(v6=True)
-    srv = server(addr)
-    try:
-        quiesce()
-        return connections(addr, SIZE["timewait6"])
-    finally:
-        stop(srv)
+    return served(ns_up(v6=True), "timewait6")
 
 
 def w_reuseport():
