@@ -26,7 +26,8 @@
 # == the NAT address's peers row, the bare ACKs srv's TIME_WAIT sockets
 # sent == TwAckSent. The same over IPv6 (NAT66: fd00:1::2, fd00:2::2
 # behind fd00::1:40000). Controls: clients close first; clients tcp_timestamps=2;
-# srv tcp_timestamps=0. A run of the main test or of controls a and b
+# srv tcp_timestamps=0, and that control's remedy (ts_off_seq) applied
+# as diagnose prints it. A run of the main test or of controls a and b
 # in which a SYN was lost besides the refusals (a 1 s retransmit: the
 # guest starved) runs once more in new namespaces (scenario_clean), and
 # so does a run of any of them in which a SYN met srv's socket before it
@@ -155,7 +156,10 @@ demo_print()
 }
 
 # run_scenario NAME : fresh namespaces, one client run, deltas in D[].
-# Knobs: CLOSE_FIRST (server|client), CLI_TS, SRV_TS, GAP_MS.
+# Knobs: CLOSE_FIRST (server|client), CLI_TS, SRV_TS, GAP_MS; DIAG: a
+# `tcptw diagnose -j` in srv over the run into $TMPDIR_T/$DIAG.diag.json;
+# REMEDY_FILE, REMEDY_ID: that finding's commands applied in srv, as
+# printed, after the sysctls above and before the server starts.
 run_scenario()
 {
 	local name=$1 rc
@@ -169,6 +173,11 @@ run_scenario()
 	nsx "$c1" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
 	nsx "$c2" sysctl -qw net.ipv4.tcp_timestamps="$CLI_TS"
 	nsx "$srv" sysctl -qw net.ipv4.tcp_timestamps="$SRV_TS"
+	if [ -n "${REMEDY_FILE:-}" ]; then
+		remedy_apply "$srv" "$REMEDY_FILE" "$REMEDY_ID" || return 1
+		[ "$APPLIED" -gt 0 ] ||
+			{ check_err 1 "no command of $REMEDY_ID to apply"; return 1; }
+	fi
 
 	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
 	     --listen "$SRV_EP" --count "$N" --timeout 120 \
@@ -182,6 +191,7 @@ run_scenario()
 	[ "${TCPTW_DEMO:-0}" = 1 ] && [ -x "$TCPTW_CLI" ] &&
 		ip netns exec "$srv" "$TCPTW_CLI" diagnose \
 			--save-baseline "$TMPDIR_T/demo.base" >/dev/null
+	[ -n "${DIAG:-}" ] && save_baseline "$srv" "$DIAG"
 	[ "${GAP_MS:-0}" -gt 0 ] && gap=(--gap-ms "$GAP_MS")
 	timeout 150 "$TRAFFIC" client --connect "$SRV_EP" \
 		--count "$N" --netns "$(nspath "$c1"),$(nspath "$c2")" \
@@ -194,6 +204,7 @@ run_scenario()
 	pcap_syn_count
 	snapshot A
 	delta
+	[ -n "${DIAG:-}" ] && diagnose "$srv" "$DIAG"
 	TW_LEFT=$(tw_sockets "$srv")
 	diag "srv TIME_WAIT sockets left: $TW_LEFT"
 	diag "client: $(sed 's/,"per_connect".*/}/' "$OUT")"
@@ -673,6 +684,77 @@ test_srv_ts0()
 	log_test "nat_paws: control: srv tcp_timestamps=0 -> TwSynSeqRejected, no PAWS"
 }
 
+# test_remedy_seq : what diagnose prints for control c's refusals
+# (ts_off_seq: SYNs refused on sequence, srv without timestamps),
+# applied in srv as printed, and the same clients again. The command
+# turns timestamps on; the SYNs of these two clients still meet srv's
+# TIME_WAIT sockets, now with two TS clocks: 0 are refused on sequence,
+# and about half on PAWS instead (the wire says which SYNs srv refused,
+# srv's counters say why). diagnose then names nat_paws, whose remedy is
+# the clients' (close first: control a, 0 refusals), as ts_off_seq's
+# text says. One client without a NAT keeps one clock per tuple: there
+# the command alone is the fix (tcptw_syn_recycled.sh: every SYN on a
+# TIME_WAIT tuple recycled).
+test_remedy_seq()
+{
+	local name="nat_paws: remedy: ts_off_seq's command applied as printed -> 0 SYNs refused on sequence; behind this NAT PAWS refuses them, nat_paws names the clients' part"
+	local file=$TMPDIR_T/seq.diag.json refused
+
+	test_begin "remedy: srv tcp_timestamps=0, then diagnose's commands"
+	if ! probe_gate tcp_timewait_state_process || [ ! -x "$TCPTW_CLI" ]; then
+		[ -x "$TCPTW_CLI" ] || skip_test "the tcptw CLI is not built"
+		log_test "$name"
+		return
+	fi
+	DIAG=seq rerun_once ts0_clean scenario_reset \
+		scenario rem_seq server 1 0 0 || {
+		nat_topo_cleanup
+		log_test "$name"
+		return
+	}
+	refused=${WIRE_REFUSALS:-${D[cli_synretrans]}}
+	check_gt "before: SYNs srv refused (trace, else clients TCPSynRetrans)" \
+		"$refused" 0
+	check_wire "before: srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}"
+	check_wire_eq "before: srv TwSynSeqRejected" \
+		"${D[srv_TwSynSeqRejected]}" .totals.syn_tw_refused
+	check_mod_eq "before: srv TwSynPawsRejected" \
+		"${D[srv_TwSynPawsRejected]}" 0
+	check_findings "before: diagnose findings" "$file" ts_off_seq \
+		fin_wait2_syn
+	check_str "ts_off_seq commands" "$(remedy_commands "$file" ts_off_seq)" \
+		"sysctl -w net.ipv4.tcp_timestamps=1"
+	check_str "ts_off_seq: also the application's" \
+		"$(jq -r '.findings[] | select(.id == "ts_off_seq") | .application' "$file")" true
+	pcap_dump
+	nat_topo_cleanup
+
+	REMEDY_FILE=$file REMEDY_ID=ts_off_seq DIAG=seq.after \
+		rerun_once ts0_clean scenario_reset \
+		scenario rem_seq_after server 1 0 0 || {
+		nat_topo_cleanup
+		log_test "$name"
+		return
+	}
+	check_eq "after: srv tcp_timestamps" \
+		"$(nsx "$srv" sysctl -n net.ipv4.tcp_timestamps)" 1
+	check_mod_eq "after: srv TwSynSeqRejected" \
+		"${D[srv_TwSynSeqRejected]}" 0
+	refused=${WIRE_REFUSALS:-${D[cli_synretrans]}}
+	check_gt "after: SYNs srv refused (trace, else clients TCPSynRetrans): two TS clocks behind one address" \
+		"$refused" 0
+	check_wire "after: srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}"
+	check_wire_eq "after: srv TwSynPawsRejected" \
+		"${D[srv_TwSynPawsRejected]}" .totals.syn_tw_refused
+	check_findings "after: diagnose findings" "$TMPDIR_T/seq.after.diag.json" \
+		nat_paws fin_wait2_syn
+	check_str "after: nat_paws commands (none: the clients' part)" \
+		"$(remedy_commands "$TMPDIR_T/seq.after.diag.json" nat_paws)" ""
+	pcap_dump
+	nat_topo_cleanup
+	log_test "$name"
+}
+
 diag "kernel $(uname -r), N=$N connections per scenario"
 if [ "${TCPTW_DEMO:-0}" = 1 ]; then
 	tests_run test_main
@@ -682,5 +764,6 @@ else
 		"test_main 6" \
 		test_clients_close_first \
 		test_clients_ts2 \
-		test_srv_ts0
+		test_srv_ts0 \
+		test_remedy_seq
 fi

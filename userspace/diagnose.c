@@ -22,8 +22,10 @@ static const char *const REMEDY_PAWS[] = {
 
 static const char *const REMEDY_SEQ[] = {
 	"Turn timestamps back on (net.ipv4.tcp_timestamps=1 on server and",
-	"clients): with them a TIME_WAIT socket can accept a newer SYN, and",
-	"tcp_tw_reuse works. Then fix the cause as for PAWS: let the",
+	"clients): with them a TIME_WAIT socket accepts a client's newer SYN,",
+	"and tcp_tw_reuse works. Behind a NAT shared by several clients that",
+	"is not enough: their clocks differ, and the same SYNs are then",
+	"refused by PAWS (nat_paws). Fix the cause as for PAWS: let the",
 	"clients close first (keep-alive).",
 	NULL
 };
