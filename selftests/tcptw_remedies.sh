@@ -19,6 +19,13 @@
 #  - port_exhaustion: the client in 50 ports, tcp_tw_reuse=0, closing
 #    first: 80 connects, 30 EADDRNOTAVAIL. The commands widen the range
 #    and turn reuse on: 80 connects, 0 failed.
+#  - port_exhaustion, reuse refused for lack of timestamps: the client
+#    (tcp_tw_reuse=1, tcp_timestamps=0) connects from a socket whose own
+#    range is one port (IP_LOCAL_PORT_RANGE), closes first, and 1.5 s
+#    later connects again from that port: EADDRNOTAVAIL. The commands
+#    turn timestamps on (and widen the netns' range, which a socket's
+#    own range does not follow): the same two connects succeed, the
+#    second reusing the first's tuple (TWRecycled, a SYN on the wire).
 #  - tw_overflow: the server at tcp_max_tw_buckets=10, closing first: 40
 #    connections, 30 TIME_WAIT sockets refused (TCPTimeWaitOverflow). The
 #    command raises the limit: 40 more, all 40 in TIME_WAIT (ss).
@@ -101,6 +108,89 @@ test_ports()
 		"$(rl_tw ConnectPortExhausted)" 0
 	check_mod_eq "after: peers $SRV $PORT port_exhausted (row reset by no one: the first run's)" \
 		"$(rl_peer "$cli" $SRV $PORT port_exhausted)" $((80 - NPORTS))
+	rl_end "$name"
+}
+
+# reuse_run NAME LPORT : the server on srv; on cli two sockets of the
+# one-port range LPORT connect in turn, the second 1.5 s after the first
+# closed (tcptw_sock.py range-reuse late); BEFORE/AFTER (cli), OUT (its
+# JSON)
+reuse_run()
+{
+	server_start "$srv" "$TMPDIR_T/$1.server.json" --listen $SRV:$PORT \
+		--count 0 --timeout 60 --close-first client ||
+		{ check_err 1 "server did not start"; return 1; }
+	BEFORE=() AFTER=()
+	OUT=$TMPDIR_T/$1.json
+	wire_start "$1" "$cli" eth0
+	rl_snap "$cli" BEFORE
+	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" range-reuse \
+		198.18.0.1 $SRV $PORT "$2" $(($2 + 1)) late >"$OUT"
+	check_err $? "range-reuse failed"
+	rl_snap "$cli" AFTER
+	wire_stop
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	diag "$1: $(cat "$OUT"); TWRecycled +$(rl_mib TcpExtTWRecycled)"
+}
+
+# jfield NAME : a string field of OUT
+jfield()
+{
+	jq -r --arg k "$1" '.[$k] // empty' "$OUT"
+}
+
+test_reuse_ts()
+{
+	local name="remedies: port_exhaustion, reuse refused without timestamps: timestamps on as diagnose prints -> the port's TIME_WAIT tuple reused"
+	local syn
+
+	srv_begin reuse_ts "$name" net.ipv4.tcp_timestamps=1 || return
+	# the sockets' own range lies within the netns' (default) one
+	if ! rl_client_sysctls "$cli" 1 32768 60999 ||
+	   ! rl_sysctl "$cli" net.ipv4.tcp_timestamps=0; then
+		check_err 1 "client sysctls"
+		rl_end "$name"
+		return
+	fi
+	save_baseline "$cli" reuse
+	reuse_run reuse 40000
+	if [ -n "$(jfield unsupported)" ]; then
+		skip_test "the kernel has no IP_LOCAL_PORT_RANGE (setsockopt: $(jfield unsupported))"
+		rl_end "$name"
+		return
+	fi
+	check_str "before: first connect()" "$(jfield first)" ok
+	check_str "before: second connect(), 1.5 s later" "$(jfield second)" EADDRNOTAVAIL
+	check_eq "before: TWRecycled" "$(rl_mib TcpExtTWRecycled)" 0
+	check_mod_eq "before: TwReuseDeniedNoTimestamps" \
+		"$(rl_tw TwReuseDeniedNoTimestamps)" 1
+	[ -n "$WIRE_JSON" ] && check_eq "before: SYNs (wire: the refused connect() sent none)" \
+		"$(wire_get .totals.syn)" 1
+	diagnose "$cli" reuse
+	check_findings "diagnose findings" "$TMPDIR_T/reuse.diag.json" \
+		port_exhaustion
+	check_str "port_exhaustion commands" \
+		"$(remedy_commands "$TMPDIR_T/reuse.diag.json" port_exhaustion)" \
+		"$(printf '%s\n' 'sysctl -w net.ipv4.ip_local_port_range="1024 65535"' \
+			'sysctl -w net.ipv4.tcp_timestamps=1')"
+	remedy_apply "$cli" "$TMPDIR_T/reuse.diag.json" port_exhaustion
+	# port 40000 is still held by the first run's TIME_WAIT socket,
+	# born without timestamps: the same load from the next port
+	reuse_run reuse.after 40002
+	check_str "after: first connect()" "$(jfield first)" ok
+	check_str "after: second connect(), 1.5 s later" "$(jfield second)" ok
+	check_eq "after: TWRecycled (the second took the first's tuple)" \
+		"$(rl_mib TcpExtTWRecycled)" 1
+	if [ -n "$WIRE_JSON" ]; then
+		syn=$(( $(wire_get .totals.syn) - $(wire_get .totals.syn_retrans) ))
+		check_eq "after: connect()s that sent a SYN (wire)" "$syn" 2
+		check_eq "after: SYNs on a tuple of the client's TIME_WAIT socket (wire)" \
+			"$(wire_get .totals.syn_client_tw)" 1
+	fi
+	check_mod_eq "after: TwReuseGranted" "$(rl_tw TwReuseGranted)" 1
+	check_mod_eq "after: ConnectPortExhausted" \
+		"$(rl_tw ConnectPortExhausted)" 0
 	rl_end "$name"
 }
 
@@ -235,6 +325,7 @@ test_syn_queue()
 
 tests_run \
 	test_ports \
+	test_reuse_ts \
 	test_tw_overflow \
 	test_accept_queue \
 	test_syn_queue

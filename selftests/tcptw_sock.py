@@ -41,7 +41,9 @@
 #       its sk_err), takes the range LPORT and connects again. Starts 20 ms
 #       into a CLOCK_MONOTONIC second; "same_second" says whether the
 #       server's FIN and the last connect() fell in that one second.
-#       Prints each connect()'s outcome ("ok" or the errno name).
+#       KIND late: as socket, the second socket 1.5 s after the first
+#       closed (old enough for tcp_tw_reuse). Prints each connect()'s
+#       outcome ("ok" or the errno name).
 #   fw2-syn SRC DST PORT LPORT abort|close TIMEOUT_S   (tcptw_tw_fin_wait2.sh)
 #       from SRC:LPORT (SO_REUSEADDR), a connection to a server that
 #       answers 64 bytes and closes first; read to its FIN, then (abort)
@@ -344,6 +346,8 @@ def range_reuse(src, dst, port, lport, spare, kind):
         unspec_connect(s)
         set_range(s, lport)
     else:
+        if kind == "late":
+            time.sleep(1.5)
         s = range_sock(fam, src, own)
     res["second"] = try_connect(s, dst, port)
     res["same_second"] = int(time.monotonic()) == sec
