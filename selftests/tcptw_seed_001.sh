@@ -52,7 +52,11 @@
 #     stays ESTABLISHED (Linux IPVS resets neither end; the report's LB
 #     did). Control, at the same time from ka: TCP_KEEPIDLE below the
 #     timeout keeps the IPVS entry alive: the second POST is answered,
-#     no RST (0).
+#     no RST (0). Then the remedy diagnose printed in ic, applied there
+#     as printed (tcp_keepalive_time and _intvl below half the silence
+#     that was reset), and ic's client again with SO_KEEPALIVE alone
+#     (the application's part): the POST is answered, keepalives went
+#     out (TCPKeepAlive), no RST.
 # Scaled for make check (6.1 only: require_seeds_at_load; about 2
 # minutes in a guest); with
 # TCPTW_SEED001_FULL=1 (make seeds) the report's shape: 9 real servers,
@@ -617,7 +621,10 @@ write_client()
 	       "Content-Type: application/x-www-form-urlencoded\r\n"
 	       "Content-Length: %d\r\n\r\n%s" % (len(body), body)).encode()
 	s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-	if len(sys.argv) > 4:
+	if len(sys.argv) > 4 and sys.argv[4] == "so":
+	    # the host's keepalive sysctls decide
+	    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+	elif len(sys.argv) > 4:
 	    ki, kv, kc = (int(x) for x in sys.argv[4].split(","))
 	    s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
 	    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE, ki)
@@ -734,8 +741,39 @@ test_idle()
 		check_str "ka diagnose findings" \
 			"$(findings "$TMPDIR_T/keepalive.diag.json")" ""
 		example idle idle "a keep-alive connection idle ${IDLE_S}s past IPVS's ${IDLE_TMO}s TCP timeout, in the client's netns" "$ic"
+		idle_remedy
 	fi
 	log_test "$name"
+}
+
+# idle_remedy : nat_idle_reset's commands applied in ic as printed; ic's
+# client again, with SO_KEEPALIVE and the host's settings
+idle_remedy()
+{
+	local out=$TMPDIR_T/idle.after.json
+
+	remedy_apply "$ic" "$TMPDIR_T/idle.diag.json" nat_idle_reset || return
+	check_str "nat_idle_reset: also the application's (SO_KEEPALIVE)" \
+		"$APP" true
+	check_eq "nat_idle_reset: commands applied" "$APPLIED" 2
+	diag "ic: tcp_keepalive_time=$(nsx "$ic" sysctl -n net.ipv4.tcp_keepalive_time) tcp_keepalive_intvl=$(nsx "$ic" sysctl -n net.ipv4.tcp_keepalive_intvl)"
+	B=()
+	A=()
+	snap_all B
+	timeout $((IDLE_S + 60)) ip netns exec "$ic" python3 \
+		"$TMPDIR_T/idle.py" $VIP $IDLE_S "$BODY" so >"$out" 2>"$out.err"
+	check_err $? "idle client (remedy) failed: $(cat "$out.err")"
+	snap_all A
+	diag "idle client after the remedy: $(cat "$out")"
+	check_str "after the remedy: POST after ${IDLE_S}s" \
+		"$(json_str "$out" second)" 200
+	check_gt "after the remedy: ic TCPKeepAlive (probes sent)" \
+		"$(d c_mib_TcpExtTCPKeepAlive)" 0
+	check_eq "after the remedy: ic TcpEstabResets" \
+		"$(d c_mib_TcpEstabResets)" 0
+	check_eq "after the remedy: dir TcpOutRsts" "$(d d_mib_TcpOutRsts)" 0
+	check_mod_eq "after the remedy: ic RstReceived" \
+		"$(d c_tw_RstReceived)" 0
 }
 
 TESTS=${TCPTW_SEED001_TESTS:-"reload remove_control remove idle"}

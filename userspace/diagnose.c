@@ -87,9 +87,10 @@ static const char *const REMEDY_CT_INSERT[] = {
 
 static const char *const REMEDY_IDLE[] = {
 	"Send keepalives more often than the NAT's idle timeout:",
-	"SO_KEEPALIVE with TCP_KEEPIDLE below it, or",
-	"net.ipv4.tcp_keepalive_time (e.g. 300 for a 350 s AWS NAT",
-	"gateway/NLB), or application pings. On a local NAT raise",
+	"SO_KEEPALIVE with TCP_KEEPIDLE and TCP_KEEPINTVL below it, or",
+	"net.ipv4.tcp_keepalive_time and tcp_keepalive_intvl (below half",
+	"the shortest silence that was reset; 300 s suffices for a 350 s",
+	"AWS NAT gateway/NLB), or application pings. On a local NAT raise",
 	"nf_conntrack_tcp_timeout_established; drop ct state invalid rather",
 	"than letting those packets reach the socket.",
 	NULL
@@ -906,8 +907,10 @@ static void rule_conntrack(const struct diag_input *in,
  * RSTs received after at least DIAG_IDLE_RST_MS of silence: the buckets of
  * the module's rst_received_idle histogram whose lower bound (half the
  * le_ms bound; the +Inf bucket starts at the last bound) reaches it.
+ * @lo_min: the lowest such bound with a reset, in ms (untouched if none).
  */
-static uint64_t idle_rsts(const struct diag_input *in)
+static uint64_t idle_rsts(const struct diag_input *in,
+			  unsigned long long *lo_min)
 {
 	const struct ctr_delta *d;
 	uint64_t n = 0;
@@ -926,8 +929,11 @@ static uint64_t idle_rsts(const struct diag_input *in)
 			lo = 65536;
 		else
 			lo = strtoull(le, NULL, 10) / 2;
-		if (lo >= DIAG_IDLE_RST_MS)
+		if (lo >= DIAG_IDLE_RST_MS && d->delta) {
 			n += d->delta;
+			if (lo < *lo_min)
+				*lo_min = lo;
+		}
 	}
 	return n;
 }
@@ -940,9 +946,12 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	uint64_t rst = mod_delta(in, "RstReceived");
 	uint64_t er = mib_delta(in, "TcpEstabResets");
 	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
-	uint64_t idle = idle_rsts(in);
+	long long kv = sysctl_get(in->sys, SC_TCP_KEEPALIVE_INTVL, 75);
+	unsigned long long lo = 65536;
+	uint64_t idle = idle_rsts(in, &lo);
 	struct finding *f;
-	char nm[48];
+	long long want;
+	char nm[48], line[80];
 
 	if ((!rst && !er) || ka <= DIAG_NAT_IDLE_S)
 		return;
@@ -966,9 +975,20 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 		REMEDY_IDLE);
 	if (!f)
 		return;
-	/* for sockets with SO_KEEPALIVE: the application sets it */
-	cmd(f, "sysctl -w net.ipv4.tcp_keepalive_time=%d",
-	    DIAG_NAT_IDLE_S - 50);
+	/*
+	 * For sockets with SO_KEEPALIVE (the application sets it). A reset
+	 * after lo ms of silence means a middlebox forgot the flow sooner,
+	 * at a timeout the histogram cannot bound from below: probe after
+	 * half of it (32 s at most: the last bucket starts at 65.5 s).
+	 * After a probe the next one waits tcp_keepalive_intvl, so that
+	 * must be as short.
+	 */
+	want = (long long)(lo / 2000);
+	if (want < 1)
+		want = 1;
+	cmd(f, "sysctl -w net.ipv4.tcp_keepalive_time=%lld", want);
+	if (kv > want)
+		cmd(f, "sysctl -w net.ipv4.tcp_keepalive_intvl=%lld", want);
 	f->app = true;
 	snprintf(nm, sizeof(nm), "rst_received_idle>=%dms", DIAG_IDLE_RST_MS);
 	ev_delta(f, in, nm, idle);
@@ -976,11 +996,17 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, "TcpEstabResets", er);
 	ev_delta(f, in, "conntrack invalid", ct_delta(in, "invalid"));
 	ev_sysctl(f, in, SC_TCP_KEEPALIVE_TIME);
+	ev_sysctl(f, in, SC_TCP_KEEPALIVE_INTVL);
 	ev_sysctl(f, in, SC_NF_CT_TCP_TIMEOUT_ESTABLISHED);
-	note(f, "tcp_keepalive_time=%lld s exceeds the %d s idle timeout of",
-	     ka, DIAG_NAT_IDLE_S);
-	more(f, "AWS NAT gateways and NLBs: an idle flow is forgotten and");
-	more(f, "its next segment answered with a RST");
+	note(f, "connections were reset after %llu s or more of silence:",
+	     lo / 1000);
+	more(f, "a NAT or load balancer on the path forgot them sooner");
+	snprintf(line, sizeof(line), "(AWS NAT gateways and NLBs: %d s), and",
+		 DIAG_NAT_IDLE_S);
+	more(f, line);
+	snprintf(line, sizeof(line), "tcp_keepalive_time=%lld s probes later",
+		 ka);
+	more(f, line);
 }
 
 void diagnose_run(const struct diag_input *in, struct diag_result *r)

@@ -547,6 +547,7 @@ static void sysctl_gauge(struct prom *p, int id, long long v)
 	if (id == SC_TCP_TW_REUSE_DELAY || id == SC_TCP_INVALID_RATELIMIT)
 		scale = 0.001;
 	else if (id == SC_TCP_KEEPALIVE_TIME ||
+		 id == SC_TCP_KEEPALIVE_INTVL ||
 		 id == SC_NF_CT_TCP_TIMEOUT_ESTABLISHED)
 		scale = 1;
 	snprintf(fam, sizeof(fam), "tcptw_sysctl_%s%s", sysctl_name(id),

@@ -52,6 +52,9 @@ static const struct {
 		"nf_conntrack_tcp_timeout_established",
 		"net.netfilter.nf_conntrack_tcp_timeout_established",
 		"sys/net/netfilter/nf_conntrack_tcp_timeout_established", 0 },
+	[SC_TCP_KEEPALIVE_INTVL] = { "tcp_keepalive_intvl",
+		"net.ipv4.tcp_keepalive_intvl",
+		"sys/net/ipv4/tcp_keepalive_intvl", 0 },
 };
 
 const char *sysctl_name(enum sysctl_id id)

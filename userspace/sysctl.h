@@ -22,6 +22,7 @@ enum sysctl_id {
 	SC_NF_CONNTRACK_MAX,
 	SC_NF_CONNTRACK_COUNT,
 	SC_NF_CT_TCP_TIMEOUT_ESTABLISHED,
+	SC_TCP_KEEPALIVE_INTVL,	/* since 0.4.0: last, the order is output */
 	SC_NR
 };
 

@@ -499,8 +499,15 @@ static void test_nat_idle_reset(void **state)
 	assert_int_equal(ev(f, "RstReceived")->v, 25);
 	assert_int_equal(ev(f, "net.ipv4.tcp_keepalive_time")->v, 7200);
 	assert_non_null(strstr(f->title, "Idle connections"));
-	/* for sockets with SO_KEEPALIVE, which the application sets */
-	assert_string_equal(cmds(f), "sysctl -w net.ipv4.tcp_keepalive_time=300\n");
+	/*
+	 * for sockets with SO_KEEPALIVE, which the application sets: the
+	 * shortest silence reset was 8.2-16.4 s (20 in that bucket), so
+	 * probe after 4 s, and again 4 s after each probe (intvl 75)
+	 */
+	assert_int_equal(ev(f, "net.ipv4.tcp_keepalive_intvl")->v, 75);
+	assert_string_equal(cmds(f),
+			    "sysctl -w net.ipv4.tcp_keepalive_time=4\n"
+			    "sysctl -w net.ipv4.tcp_keepalive_intvl=4\n");
 	assert_true(f->app);
 	run_free(run);
 }
