@@ -28,6 +28,8 @@
 #  (a) nf_conntrack_tcp_loose=0: the un-NATed segment reaches srv, which
 #      has no socket for it and answers with a RST: ECONNRESET; cli
 #      RstReceived == 1, srv RstSent == 1 == srv OutRsts delta.
+#  (a') (a)'s remedy as diagnose printed it, applied in cli, and the same
+#      client with SO_KEEPALIVE alone: the second echo answered, no RST.
 #  (b) loose=1 and `ct state new tcp flags != syn drop` in forward, with
 #      TCP_USER_TIMEOUT 8 s: ETIMEDOUT, RstReceived == 0.
 #  (c) loose=0 with keepalive (idle 2 s, interval 1 s) below the timeout:
@@ -425,9 +427,30 @@ test_idle_rst()
 	if [ "$HAVE_MODULE" = 1 ] && have_cli; then
 		check_eq "diagnose evidence rst_received_idle>=4096ms" \
 			"$(evidence "$TMPDIR_T/rst.diag.json" 'rst_received_idle>=4096ms')" 1
+		idle_remedy
 	fi
 	cleanup_all_ns
 	log_test "$name"
+}
+
+# idle_remedy : nat_idle_reset's commands (tcp_keepalive_time and
+# _intvl below half the silence that was reset) applied in cli as
+# printed; the same client again with SO_KEEPALIVE alone (the
+# application's part): the flow survives its 8 s behind the 5 s timeout.
+idle_remedy()
+{
+	remedy_apply "$cli" "$TMPDIR_T/rst.diag.json" nat_idle_reset || return
+	check_eq "nat_idle_reset: commands applied" "$APPLIED" 2
+	check_str "nat_idle_reset: also the application's (SO_KEEPALIVE)" \
+		"$APP" true
+	run_idle rst.after --so-keepalive
+	check_eq "after the remedy: client second exchange ok" \
+		"$(grep -c '"second":"ok"' "$RES")" 1
+	check_gt "after the remedy: cli TcpExt TCPKeepAlive" \
+		"$(d c_mib_TcpExtTCPKeepAlive)" 0
+	check_eq "after the remedy: srv Tcp OutRsts" "$(d s_mib_TcpOutRsts)" 0
+	check_mod_eq "after the remedy: cli RstReceived" "$(d c_tw_RstReceived)" 0
+	check_ct_findings rst.after ""
 }
 
 test_idle_timeout()

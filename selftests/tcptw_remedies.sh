@@ -40,7 +40,8 @@
 # The full conntrack table's remedy is applied in tcptw_conntrack.sh.
 # The loopback conntrack remedy (notrack rules for an upstream on this
 # host) is applied as printed in tcptw_run.sh, timestamps turned back on
-# (ts_off_seq) in tcptw_nat_paws.sh. The remedies of the other
+# (ts_off_seq) in tcptw_nat_paws.sh, the keepalive of nat_idle_reset in
+# tcptw_conntrack.sh and tcptw_seed_001.sh. The remedies of the other
 # findings are the application's, its peers' or a NAT's (keep-alive, who
 # closes first, the NAT rule's flags): diagnose says so ("application":
 # true), as the unit tests check for each.

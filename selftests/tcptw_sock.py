@@ -23,6 +23,7 @@
 #   echo-server ADDR PORT TIMEOUT_S
 #       accept and echo, one thread per connection.
 #   idle ADDR PORT IDLE_S [--user-timeout MS] [--keepalive IDLE,INTVL,CNT]
+#       [--so-keepalive]
 #       connect, echo "a", stay idle IDLE_S, send "b" and wait (bounded)
 #       for its echo; prints the errno name the second exchange got.
 #   connect ADDR PORT TIMEOUT_S
@@ -233,6 +234,10 @@ def idle(addr, port, idle_s, args):
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPINTVL, kv)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT, kc)
             i += 2
+        elif args[i] == "--so-keepalive":
+            # the netns' tcp_keepalive_* sysctls decide
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            i += 1
         else:
             raise SystemExit("idle: bad option " + args[i])
     s.settimeout(5)
