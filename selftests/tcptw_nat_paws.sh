@@ -717,7 +717,7 @@ test_remedy_seq()
 		"$refused" 0
 	check_wire "before: srv TwSynSeqRejected" "${D[srv_TwSynSeqRejected]}"
 	check_wire_eq "before: srv TwSynSeqRejected" \
-		"${D[srv_TwSynSeqRejected]}" .totals.syn_tw_refused
+		"${D[srv_TwSynSeqRejected]}" .totals.syn_tw_acked
 	check_mod_eq "before: srv TwSynPawsRejected" \
 		"${D[srv_TwSynPawsRejected]}" 0
 	check_findings "before: diagnose findings" "$file" ts_off_seq \
@@ -744,8 +744,11 @@ test_remedy_seq()
 	check_gt "after: SYNs srv refused (trace, else clients TCPSynRetrans): two TS clocks behind one address" \
 		"$refused" 0
 	check_wire "after: srv TwSynPawsRejected" "${D[srv_TwSynPawsRejected]}"
+	# the SYNs srv's TIME_WAIT sockets answered with an ACK: a SYN the
+	# guest lost unanswered (a 1 s retransmit, allowed by ts0_clean) is
+	# in syn_tw_refused but was refused by no one
 	check_wire_eq "after: srv TwSynPawsRejected" \
-		"${D[srv_TwSynPawsRejected]}" .totals.syn_tw_refused
+		"${D[srv_TwSynPawsRejected]}" .totals.syn_tw_acked
 	check_findings "after: diagnose findings" "$TMPDIR_T/seq.after.diag.json" \
 		nat_paws fin_wait2_syn
 	check_str "after: nat_paws commands (none: the clients' part)" \
