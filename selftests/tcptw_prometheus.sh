@@ -143,12 +143,12 @@ prom_value()
 	prom_query "$1" | jq -r '.[0].value[1] // empty'
 }
 
-# prom_wait_value EXPR : prom_value, waiting (20 s at most) for a series:
+# prom_wait_value EXPR : prom_value, waiting (60 s at most) for a series:
 # a scrape that failed (a TCG guest is slow) leaves the target's series
 # stale until the next one
 prom_wait_value()
 {
-	slowwait 20 prom_has "$1"
+	slowwait 60 prom_has "$1"
 	prom_value "$1"
 }
 
@@ -440,14 +440,14 @@ test_resets()
 		check_err 1 "rmmod: $(cat "$TMPDIR_T/rmmod.out")"
 	timeout 60 insmod "$TCPTW_KO" >"$TMPDIR_T/insmod.out" 2>&1 ||
 		check_err 1 "insmod: $(cat "$TMPDIR_T/insmod.out")"
-	slowwait 30 paws_is 0 || check_err 1 "Prometheus did not see the PAWS counter at 0 after the reload"
+	slowwait 90 paws_is 0 || check_err 1 "Prometheus did not see the PAWS counter at 0 after the reload"
 	paws_run fail2 9 server
 	V2=${P[tw_TwSynPawsRejected]:-0}
 	check_gt "srv TwSynPawsRejected after the reload (/proc)" "$V2" 0
-	slowwait 30 paws_is "$V2" || check_err 1 "Prometheus did not see $V2 after the second run"
+	slowwait 90 paws_is "$V2" || check_err 1 "Prometheus did not see $V2 after the second run"
 	echo reset | nsx "$srv" tee "$TCPTW_PROC/control" >/dev/null ||
 		check_err 1 "reset failed"
-	slowwait 30 paws_is 0 || check_err 1 "Prometheus did not see the PAWS counter at 0 after reset"
+	slowwait 90 paws_is 0 || check_err 1 "Prometheus did not see the PAWS counter at 0 after reset"
 	r=$(prom_wait_value "resets(tcptw_tw_syn_paws_rejected_total{netns=\"$srv\"}[10m])")
 	check_eq "resets() of the PAWS series (reload, reset)" "$r" 2
 	v2=$(prom_wait_value "min_over_time(rate(tcptw_tw_syn_paws_rejected_total{netns=\"$srv\"}[10s])[10m:1s])")
