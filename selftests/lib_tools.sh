@@ -187,12 +187,36 @@ tcptw_ct_states()
 	jqr "$1" '.conntrack.census.tcp_states | to_entries | sort_by(.key) |
 		map("\(.key) \(.value.entries)") | join("\n")'
 }
+# jstr KEY : the string (or true/false) KEY of $OUT's JSON line (a
+# tcptw_sock.py result)
+jstr()
+{
+	local c re="\"$1\":\"?([A-Za-z0-9_]*)"
+
+	c=$(cat "$OUT" 2>/dev/null)
+	[[ $c =~ $re ]] && echo "${BASH_REMATCH[1]}"
+}
+# addr_port ADDR PORT : ADDR:PORT, bracketed for IPv6
+addr_port()
+{
+	case $1 in
+	*:*) echo "[$1]:$2" ;;
+	*) echo "$1:$2" ;;
+	esac
+}
 # remedy_commands FILE ID : the "commands" of finding ID in FILE (a
 # diagnose -j output or a run -j report), one line each
 remedy_commands()
 {
 	jq -r --arg id "$2" "$JQ_NS"' | .findings[] | select(.id == $id) |
 		.commands | join("\n")' "$1"
+}
+# remedy_app FILE ID : finding ID's "application" in FILE (true: the
+# rest of the remedy is the application's)
+remedy_app()
+{
+	jq -r --arg id "$2" "$JQ_NS"' | .findings[] | select(.id == $id) |
+		.application' "$1"
 }
 # remedy_apply NS FILE ID : run in NS, as printed, every command of
 # finding ID in FILE; APPLIED: how many ran, APP: the finding's
@@ -202,8 +226,7 @@ remedy_apply()
 	local ns=$1 file=$2 id=$3 c
 
 	APPLIED=0
-	APP=$(jq -r --arg id "$id" "$JQ_NS"' | .findings[] |
-		select(.id == $id) | .application' "$file")
+	APP=$(remedy_app "$file" "$id")
 	while IFS= read -r c; do
 		[ -n "$c" ] || continue
 		diag "applying in $ns: $c"

@@ -120,6 +120,36 @@ rl_peer()
 		END { if (!(c in col)) exit 1; print f ? v : 0 }'
 }
 
+# rl_range_run NAME KIND SRC DST PORT LPORT SPARE : a server on srv at
+# DST:PORT (the client closes first); on cli, tcptw_sock.py range-reuse
+# from SRC with the one-port range LPORT (SPARE: KIND unspec's other
+# port); cli's side traced (wire_start). Fills BEFORE/AFTER (cli) and OUT
+# (the scenario's JSON line); the server is stopped after.
+rl_range_run()
+{
+	local name=$1 kind=$2 src=$3 dst=$4 port=$5 lport=$6 spare=$7
+
+	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
+	     --listen "$(addr_port "$dst" "$port")" --count 0 --timeout 60 \
+	     --close-first client; then
+		check_err 1 "server did not start"
+		return 1
+	fi
+	BEFORE=() AFTER=()
+	OUT=$TMPDIR_T/$name.json
+	wire_start "$name" "$cli" eth0
+	rl_snap "$cli" BEFORE
+	timeout 60 ip netns exec "$cli" python3 "$LIB_DIR/tcptw_sock.py" \
+		range-reuse "$src" "$dst" "$port" "$lport" "$spare" "$kind" \
+		>"$OUT"
+	check_err $? "tcptw_sock.py range-reuse failed"
+	rl_snap "$cli" AFTER
+	wire_stop
+	kill "$SERVER_PID" 2>/dev/null
+	bg_wait "$SERVER_PID"
+	diag "$name: $(cat "$OUT")"
+}
+
 # rl_peers_dump NS : the peers table as diagnostics.
 rl_peers_dump()
 {

@@ -725,7 +725,7 @@ test_remedy_seq()
 	check_str "ts_off_seq commands" "$(remedy_commands "$file" ts_off_seq)" \
 		"sysctl -w net.ipv4.tcp_timestamps=1"
 	check_str "ts_off_seq: also the application's" \
-		"$(jq -r '.findings[] | select(.id == "ts_off_seq") | .application' "$file")" true
+		"$(remedy_app "$file" ts_off_seq)" true
 	pcap_dump
 	nat_topo_cleanup
 

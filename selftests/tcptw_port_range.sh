@@ -36,52 +36,16 @@ require_cmd ip nstat ss python3 nft
 require_traffic
 require_module
 
-SOCK_PY=$(dirname "$0")/tcptw_sock.py
 LPORT=40000
 SPARE=40001
 
-# range_run NAME KIND SRC DST : the server on srv, the scenario on cli;
-# fills BEFORE/AFTER (cli) and OUT (the scenario's JSON line)
+# range_run NAME KIND SRC DST : rl_range_run on port 8080 from $LPORT
+# (the spare $SPARE), then the counters and peers it left
 range_run()
 {
-	local name=$1 kind=$2 src=$3 dst=$4
-
-	if ! server_start "$srv" "$TMPDIR_T/$name.server.json" \
-	     --listen "$(addr_port "$dst" 8080)" --count 0 --timeout 60 \
-	     --close-first client; then
-		check_err 1 "server did not start"
-		return 1
-	fi
-	BEFORE=() AFTER=()
-	OUT=$TMPDIR_T/$name.json
-	wire_start "$name" "$cli" eth0
-	rl_snap "$cli" BEFORE
-	timeout 60 ip netns exec "$cli" python3 "$SOCK_PY" range-reuse \
-		"$src" "$dst" 8080 $LPORT $SPARE "$kind" >"$OUT"
-	check_err $? "tcptw_sock.py range-reuse failed"
-	rl_snap "$cli" AFTER
-	wire_stop
-	diag "scenario: $(cat "$OUT")"
+	rl_range_run "$1" "$2" "$3" "$4" 8080 $LPORT $SPARE || return 1
 	rl_tw_dump
 	rl_peers_dump "$cli"
-}
-
-# jstr KEY : the string (or true/false) KEY of $OUT's JSON line
-jstr()
-{
-	local c re="\"$1\":\"?([A-Za-z0-9_]*)"
-
-	c=$(cat "$OUT" 2>/dev/null)
-	[[ $c =~ $re ]] && echo "${BASH_REMATCH[1]}"
-}
-
-# addr_port ADDR PORT : ADDR:PORT, bracketed for IPv6
-addr_port()
-{
-	case $1 in
-	*:*) echo "[$1]:$2" ;;
-	*) echo "$1:$2" ;;
-	esac
 }
 
 # range_fits : a run that refused the second connect(), or told why not

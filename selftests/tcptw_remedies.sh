@@ -112,33 +112,12 @@ test_ports()
 	rl_end "$name"
 }
 
-# reuse_run NAME LPORT : the server on srv; on cli two sockets of the
-# one-port range LPORT connect in turn, the second 1.5 s after the first
-# closed (tcptw_sock.py range-reuse late); BEFORE/AFTER (cli), OUT (its
-# JSON)
+# reuse_run NAME LPORT : rl_range_run late on srv's PORT from the
+# one-port range LPORT: the second socket 1.5 s after the first closed
 reuse_run()
 {
-	server_start "$srv" "$TMPDIR_T/$1.server.json" --listen $SRV:$PORT \
-		--count 0 --timeout 60 --close-first client ||
-		{ check_err 1 "server did not start"; return 1; }
-	BEFORE=() AFTER=()
-	OUT=$TMPDIR_T/$1.json
-	wire_start "$1" "$cli" eth0
-	rl_snap "$cli" BEFORE
-	timeout 60 ip netns exec "$cli" "$PY" "$SOCK" range-reuse \
-		198.18.0.1 $SRV $PORT "$2" $(($2 + 1)) late >"$OUT"
-	check_err $? "range-reuse failed"
-	rl_snap "$cli" AFTER
-	wire_stop
-	kill "$SERVER_PID" 2>/dev/null
-	bg_wait "$SERVER_PID"
-	diag "$1: $(cat "$OUT"); TWRecycled +$(rl_mib TcpExtTWRecycled)"
-}
-
-# jfield NAME : a string field of OUT
-jfield()
-{
-	jq -r --arg k "$1" '.[$k] // empty' "$OUT"
+	rl_range_run "$1" late 198.18.0.1 $SRV $PORT "$2" $(($2 + 1)) || return 1
+	diag "$1: TWRecycled +$(rl_mib TcpExtTWRecycled)"
 }
 
 test_reuse_ts()
@@ -156,13 +135,13 @@ test_reuse_ts()
 	fi
 	save_baseline "$cli" reuse
 	reuse_run reuse 40000
-	if [ -n "$(jfield unsupported)" ]; then
-		skip_test "the kernel has no IP_LOCAL_PORT_RANGE (setsockopt: $(jfield unsupported))"
+	if [ -n "$(jstr unsupported)" ]; then
+		skip_test "the kernel has no IP_LOCAL_PORT_RANGE (setsockopt: $(jstr unsupported))"
 		rl_end "$name"
 		return
 	fi
-	check_str "before: first connect()" "$(jfield first)" ok
-	check_str "before: second connect(), 1.5 s later" "$(jfield second)" EADDRNOTAVAIL
+	check_str "before: first connect()" "$(jstr first)" ok
+	check_str "before: second connect(), 1.5 s later" "$(jstr second)" EADDRNOTAVAIL
 	check_eq "before: TWRecycled" "$(rl_mib TcpExtTWRecycled)" 0
 	check_mod_eq "before: TwReuseDeniedNoTimestamps" \
 		"$(rl_tw TwReuseDeniedNoTimestamps)" 1
@@ -179,8 +158,8 @@ test_reuse_ts()
 	# port 40000 is still held by the first run's TIME_WAIT socket,
 	# born without timestamps: the same load from the next port
 	reuse_run reuse.after 40002
-	check_str "after: first connect()" "$(jfield first)" ok
-	check_str "after: second connect(), 1.5 s later" "$(jfield second)" ok
+	check_str "after: first connect()" "$(jstr first)" ok
+	check_str "after: second connect(), 1.5 s later" "$(jstr second)" ok
 	check_eq "after: TWRecycled (the second took the first's tuple)" \
 		"$(rl_mib TcpExtTWRecycled)" 1
 	if [ -n "$WIRE_JSON" ]; then

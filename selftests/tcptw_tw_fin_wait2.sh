@@ -86,24 +86,6 @@ fw2_dump()
 	tcpdump -r "$PCAP" -nn -ttttt 2>/dev/null | head -n 40 | sed 's/^/#   /'
 }
 
-# jstr KEY : the string KEY of $OUT's JSON line
-jstr()
-{
-	local c re="\"$1\":\"([A-Za-z0-9_]*)"
-
-	c=$(cat "$OUT" 2>/dev/null)
-	[[ $c =~ $re ]] && echo "${BASH_REMATCH[1]}"
-}
-
-# addr_port ADDR PORT : ADDR:PORT, bracketed for IPv6
-addr_port()
-{
-	case $1 in
-	*:*) echo "[$1]:$2" ;;
-	*) echo "$1:$2" ;;
-	esac
-}
-
 # test_fw2 FAMILY abort|close
 test_fw2()
 {
