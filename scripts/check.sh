@@ -11,10 +11,12 @@
 #   1. scripts/deps.sh
 #   2. make -C selftests (the C helpers), then per kernel: fetch, build
 #      tcptw.ko in .cache/build/K, boot K and run selftests/run_vm.sh (KTAP)
-#      in the background. With several kernels, each kernel's scripts are
-#      split over VM_PARTS guests (default 3, dealt by selftests/durations)
-#      and VM_JOBS (default 2) guests run side by side, taking the VM
-#      slots in the order started.
+#      in the background. Each kernel's scripts are split over VM_PARTS
+#      one-vCPU guests (default 2, dealt by selftests/durations), plus one
+#      two-vCPU guest for the scripts marked cpus:2 there; VM_JOBS
+#      (default 2) guests run side by side, taking the VM slots in the
+#      order started. In "ci", the scripts marked once there run on the
+#      first suite kernel only.
 #      Before the first build: scripts/cli-scale.sh (TAP; timed, so alone)
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
 #   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
@@ -81,12 +83,12 @@ qemu_int3()
 # included; the log says so, and its count in the step's output.
 run_part()
 {
-	local k=$1 ko=$2 log=$3 rc s left=()
+	local k=$1 ko=$2 log=$3 cpus=$4 rc s left=()
 
-	shift 3
+	shift 4
 	# part_boot SCRIPT... : one guest of K running them, its output on stdout
 	part_boot() {
-		VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
+		VM_CPUS=$cpus VM_SLOTS=$VM_JOBS scripts/vng-run.sh "$k" \
 			"selftests/run_vm.sh $(printf '%q' "$ko") $*" 2>&1
 	}
 	part_boot "$@" >"$log"
@@ -252,32 +254,69 @@ fi
 
 # Per kernel: fetch and build in order, then start its guests in the
 # background at once; up to VM_JOBS guests run side by side (vng-run.sh's
-# VM_SLOTS). With several kernels each kernel's scripts are dealt out to
-# VM_PARTS guests (default 3), by their durations (selftests/durations:
-# longest first, each to the part with the least so far), so that the
-# parts end together and none comes near VM_TIMEOUT on a slow machine
-# (two parts of 6.1's suite took 40 minutes each on a slow CI run).
+# VM_SLOTS). Each kernel's scripts are dealt out to VM_PARTS one-vCPU
+# guests (default 2), by their durations (selftests/durations: longest
+# first, each to the part with the least so far), so that the parts end
+# together and none comes near VM_TIMEOUT on a slow machine; the scripts
+# marked cpus:2 there (races and per-CPU merging need a second CPU) go to
+# one more guest, part VM_PARTS, with two. One vCPU per guest: two
+# two-vCPU guests on this 2-core machine kind take twice the time of two
+# one-vCPU guests for the same script (multi-threaded TCG's vCPUs wait
+# for each other when the host deschedules one; docs/testing.md).
 # Results are tallied per kernel in the order given, after every guest
 # has exited.
-multi=$([ $((${#kernels[@]} - n_build)) -gt 1 ] && echo 1 || echo 0)
-VM_JOBS=${VM_JOBS:-$((multi + 1))}
-VM_PARTS=${VM_PARTS:-$((multi * 2 + 1))}
-export VM_TIMEOUT=${VM_TIMEOUT:-$([ "$VM_PARTS" -gt 1 ] && echo 2700 || echo 4200)}
+VM_JOBS=${VM_JOBS:-2}
+VM_PARTS=${VM_PARTS:-2}
+export VM_TIMEOUT=${VM_TIMEOUT:-2700}
 mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
+# ONCE_KERNEL: in "ci", the only kernel that runs the scripts marked once
+# in selftests/durations (the CLI, the tools, the exporters: nothing in
+# them depends on the hook backend or the kernel's version)
+ONCE_KERNEL=
+if [[ " $* " == *" ci "* ]]; then
+	ONCE_KERNEL=${CI_SUITE_KERNELS%% *}
+fi
+# dur_field SCRIPT K: "SECONDS CPUS ONCE" for SCRIPT from
+# selftests/durations: its seconds (K:SECONDS there if it has one for K,
+# a seed that skips on K; 120 s for a script not listed), 2 if it is
+# marked cpus:2 (else 1), 1 if it is marked once (else 0)
+dur_field()
+{
+	awk -v s="$1" -v k="$2" '$1 == s {
+		t = $2; c = 1; o = 0
+		for (i = 3; i <= NF; i++) {
+			if (index($i, k ":") == 1) t = substr($i, length(k) + 2)
+			if ($i == "cpus:2") c = 2
+			if ($i == "once") o = 1
+		}
+		print t, c, o; found = 1
+	}
+	END { if (!found) print 120, 1, 0 }' selftests/durations 2>/dev/null
+}
 # deal_parts K : part_of[SCRIPT] = its part in K's guests (none for
-# DEB_GUEST_SCRIPT where deb_guest K), longest script
-# first to the part with the least time so far: the script's seconds in
-# selftests/durations, its K:SECONDS there if it has one for K (a seed
-# that skips on K), 120 s for a script not listed
+# DEB_GUEST_SCRIPT where deb_guest K, none for a script marked once on a
+# kernel other than ONCE_KERNEL: not_here lists those), longest script
+# first to the one-vCPU part with the least time so far; VM_PARTS for a
+# script marked cpus:2
 declare -A part_of=()
+not_here=()
 deal_parts()
 {
-	local k=$1 s t p best
+	local k=$1 s t c o p best
 	local -a load=()
 
 	part_of=()
+	not_here=()
 	for ((p = 0; p < VM_PARTS; p++)); do load[p]=0; done
-	while read -r t s; do
+	while read -r t c o s; do
+		if [ "$o" = 1 ] && [ -n "$ONCE_KERNEL" ] && [ "$k" != "$ONCE_KERNEL" ]; then
+			not_here+=("$s")
+			continue
+		fi
+		if [ "$c" = 2 ]; then
+			part_of[$s]=$VM_PARTS
+			continue
+		fi
 		best=0
 		for ((p = 1; p < VM_PARTS; p++)); do
 			[ "${load[p]}" -lt "${load[best]}" ] && best=$p
@@ -288,14 +327,8 @@ deal_parts()
 		# the packages' test runs it on K with the dkms-built module,
 		# in a guest of its own (step 6)
 		[ "$s" = "$DEB_GUEST_SCRIPT" ] && deb_guest "$k" && continue
-		t=$(awk -v s="$s" -v k="$k" '$1 == s {
-			t = $2
-			for (i = 3; i <= NF; i++)
-				if (index($i, k ":") == 1) t = substr($i, length(k) + 2)
-			print t
-		}' selftests/durations 2>/dev/null)
-		echo "${t:-120} $s"
-	done | sort -rn -k1,1 -k2,2)
+		echo "$(dur_field "$s" "$k") $s"
+	done | sort -rn -k1,1 -k4,4)
 }
 # deb_kernel K: the packages' test (step 6) covers K (a chroot of its
 # suite); deb_guest K: it also boots K with the dkms-built tcptw.ko (K is
@@ -334,13 +367,16 @@ for k in "${kernels[@]}"; do
 	fi
 	[ -x selftests/run_vm.sh ] || continue
 	deal_parts "$k"
-	for ((p = 0; p < VM_PARTS; p++)); do
+	[ ${#not_here[@]} -eq 0 ] ||
+		echo "== kernel $k: not booted for (marked once, they run on $ONCE_KERNEL): ${not_here[*]}"
+	for ((p = 0; p <= VM_PARTS; p++)); do
 		part=()
 		for s in "${suite[@]}"; do
 			[ "${part_of[$s]:-}" != "$p" ] || part+=("$s")
 		done
 		[ ${#part[@]} -gt 0 ] || continue
-		echo "== kernel $k: VM $p started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
+		cpus=$([ "$p" -eq "$VM_PARTS" ] && echo 2 || echo 1)
+		echo "== kernel $k: VM $p ($cpus vCPU) started: ${part[*]} (log $LOGS/vm-$k.$p.log)"
 		vm_t0[$k.$p]=$SECONDS
 		# a kernel slower than the stock ones (the debug kernels,
 		# kernels.sh slow) gets its guest's timeout scaled alike
@@ -357,7 +393,7 @@ for k in "${kernels[@]}"; do
 			done
 			VM_SLOT_TAKEN=$taken \
 			VM_TIMEOUT=$((VM_TIMEOUT * (slow > 3 ? slow / 2 : 1))) \
-				run_part "$k" "$ko" "$LOGS/vm-$k.$p.log" "${part[@]}"
+				run_part "$k" "$ko" "$LOGS/vm-$k.$p.log" "$cpus" "${part[@]}"
 		) &
 		vm_pid[$k.$p]=$!
 		prev_taken=$taken prev_pid=$!
@@ -377,7 +413,7 @@ deb_pid=
 if [ ${#deb_kernels[@]} -gt 0 ]; then
 	echo "== packages: deb-test.sh ${deb_kernels[*]} started (log $LOGS/deb-test.log)"
 	deb_t0=$SECONDS
-	VM_SLOTS=$VM_JOBS scripts/deb-test.sh "${deb_kernels[@]}" >"$LOGS/deb-test.log" 2>&1 &
+	VM_CPUS=1 VM_SLOTS=$VM_JOBS scripts/deb-test.sh "${deb_kernels[@]}" >"$LOGS/deb-test.log" 2>&1 &
 	deb_pid=$!
 fi
 
@@ -433,7 +469,7 @@ for k in "${kernels[@]}"; do
 		continue
 	fi
 	[ $selftests_built -eq 1 ] || echo "[$step] (selftests build failed; ran the VM anyway)"
-	for ((p = 0; p < VM_PARTS; p++)); do
+	for ((p = 0; p <= VM_PARTS; p++)); do
 		[ -n "${vm_pid[$k.$p]:-}" ] || continue
 		log=$LOGS/vm-$k.$p.log
 		wait "${vm_pid[$k.$p]}"

@@ -116,10 +116,13 @@ stack_start()
 		--storage.tsdb.path="$TMPDIR_T/prom" \
 		--web.listen-address="$PROM"
 	# up: the first scrape of the export has been stored
-	if ! slowwait 60 prom_has 'tcptw_module_loaded{job="node"}'; then
+	# (a slow machine: Prometheus loaded its configuration 24 s after
+	# node_exporter started, and 60 s were not enough in CI)
+	if ! slowwait 180 prom_has 'tcptw_module_loaded{job="node"}'; then
 		diag "prometheus: $(tail -n 3 "$TMPDIR_T/prom.log.err")"
 		diag "node_exporter: $(tail -n 3 "$TMPDIR_T/ne.log.err")"
-		diag "export: $(tail -n 3 "$TMPDIR_T/export.log")"
+		diag "export: $(tail -n 3 "$TMPDIR_T/export.log" "$TMPDIR_T/export.log.err" | tr '\n' ' ')"
+		diag "textfile directory: $(ls -l "$TEXTDIR" | tr '\n' ' ')"
 		return 1
 	fi
 }
