@@ -2,45 +2,18 @@
 /*
  * Copyright (C) 2026 The tcptw authors.
  *
- * The single list of counters. The order is the ABI of
- * /proc/net/tcptw/counters: append only, never rename, reorder or reuse a
- * name (docs/proc-format.md documents each one).
+ * The module's counters, from the one list in uapi/tcptw_counters.h
+ * (its order is the ABI of /proc/net/tcptw/counters), the histograms and
+ * the reasons a TIME_WAIT 4-tuple is not reused.
  */
 #ifndef _TCPTW_COUNTERS_H
 #define _TCPTW_COUNTERS_H
 
+
+/* TCPTW_TW_CREATED, ... in the order of uapi/tcptw_counters.h */
 enum tcptw_counter {
-	TCPTW_TW_CREATED,
-	TCPTW_TW_OVERFLOW,
-	TCPTW_TW_PAWS_REJECTED,
-	TCPTW_TW_SYN_PAWS_REJECTED,
-	TCPTW_TW_SYN_SEQ_REJECTED,
-	TCPTW_TW_SYN_RECYCLED,
-	TCPTW_TW_ACK_SENT,
-	TCPTW_TW_RST_SENT,
-	TCPTW_TW_KILLED_BY_RST,
-	TCPTW_TW_REUSE_GRANTED,
-	TCPTW_TW_REUSE_DENIED_DISABLED,
-	TCPTW_TW_REUSE_DENIED_LOOPBACK_ONLY,
-	TCPTW_TW_REUSE_DENIED_NO_TIMESTAMPS,
-	TCPTW_TW_REUSE_DENIED_TOO_RECENT,
-	TCPTW_TW_REUSE_DENIED_FIN_WAIT2,
-	TCPTW_CONNECT_PORT_EXHAUSTED,
-	TCPTW_CONNECT_TUPLE_IN_USE,
-	TCPTW_LISTEN_OVERFLOW,
-	TCPTW_LISTEN_OVERFLOW_SYN,
-	TCPTW_LISTEN_OVERFLOW_ACK,
-	TCPTW_LISTEN_SYN_DROP,
-	TCPTW_LISTEN_SYN_COOKIE_SENT,
-	TCPTW_PAWS_ESTAB_REJECTED,
-	TCPTW_PAWS_SYNRECV_REJECTED,
-	TCPTW_PAWS_ACTIVE_REJECTED,
-	TCPTW_CONNTRACK_TABLE_FULL,
-	TCPTW_CONNTRACK_INSERT_FAILED,
-	TCPTW_RST_SENT,
-	TCPTW_RST_RECEIVED,
-	TCPTW_EVENTS_RATE_LIMITED,	/* not a decision: events not recorded */
-	TCPTW_TW_SYN_FIN_WAIT2_REJECTED,
+#define TCPTW_COUNTER(id, name, how, help) TCPTW_##id,
+#include "uapi/tcptw_counters.h"
 	TCPTW_NR_COUNTERS
 };
 
@@ -82,7 +55,7 @@ enum tcptw_hist {
 	(TCPTW_NR_COUNTERS + (h) * TCPTW_HIST_BUCKETS + (b))
 #define TCPTW_NR_SLOTS TCPTW_HIST_SLOT(TCPTW_NR_HIST, 0)
 
-/* indexed by enum tcptw_counter; proc.c checks that none is missing */
+/* indexed by enum tcptw_counter, made from the same list (proc.c) */
 extern const char * const tcptw_counter_names[TCPTW_NR_COUNTERS];
 extern const char * const tcptw_hist_names[TCPTW_NR_HIST];
 extern const char * const tcptw_reuse_reason_names[TCPTW_NR_REUSE_REASONS];

@@ -18,38 +18,10 @@
 #include "mem.h"
 #include "mib.h"
 
+/* in enum order: the same list */
 const char * const tcptw_counter_names[TCPTW_NR_COUNTERS] = {
-	[TCPTW_TW_CREATED] = "TwCreated",
-	[TCPTW_TW_OVERFLOW] = "TwOverflow",
-	[TCPTW_TW_PAWS_REJECTED] = "TwPawsRejected",
-	[TCPTW_TW_SYN_PAWS_REJECTED] = "TwSynPawsRejected",
-	[TCPTW_TW_SYN_SEQ_REJECTED] = "TwSynSeqRejected",
-	[TCPTW_TW_SYN_RECYCLED] = "TwSynRecycled",
-	[TCPTW_TW_ACK_SENT] = "TwAckSent",
-	[TCPTW_TW_RST_SENT] = "TwRstSent",
-	[TCPTW_TW_KILLED_BY_RST] = "TwKilledByRst",
-	[TCPTW_TW_REUSE_GRANTED] = "TwReuseGranted",
-	[TCPTW_TW_REUSE_DENIED_DISABLED] = "TwReuseDeniedDisabled",
-	[TCPTW_TW_REUSE_DENIED_LOOPBACK_ONLY] = "TwReuseDeniedLoopbackOnly",
-	[TCPTW_TW_REUSE_DENIED_NO_TIMESTAMPS] = "TwReuseDeniedNoTimestamps",
-	[TCPTW_TW_REUSE_DENIED_TOO_RECENT] = "TwReuseDeniedTooRecent",
-	[TCPTW_TW_REUSE_DENIED_FIN_WAIT2] = "TwReuseDeniedFinWait2",
-	[TCPTW_CONNECT_PORT_EXHAUSTED] = "ConnectPortExhausted",
-	[TCPTW_CONNECT_TUPLE_IN_USE] = "ConnectTupleInUse",
-	[TCPTW_LISTEN_OVERFLOW] = "ListenOverflow",
-	[TCPTW_LISTEN_OVERFLOW_SYN] = "ListenOverflowSyn",
-	[TCPTW_LISTEN_OVERFLOW_ACK] = "ListenOverflowAck",
-	[TCPTW_LISTEN_SYN_DROP] = "ListenSynDrop",
-	[TCPTW_LISTEN_SYN_COOKIE_SENT] = "ListenSynCookieSent",
-	[TCPTW_PAWS_ESTAB_REJECTED] = "PawsEstabRejected",
-	[TCPTW_PAWS_SYNRECV_REJECTED] = "PawsSynRecvRejected",
-	[TCPTW_PAWS_ACTIVE_REJECTED] = "PawsActiveRejected",
-	[TCPTW_CONNTRACK_TABLE_FULL] = "ConntrackTableFull",
-	[TCPTW_CONNTRACK_INSERT_FAILED] = "ConntrackInsertFailed",
-	[TCPTW_RST_SENT] = "RstSent",
-	[TCPTW_RST_RECEIVED] = "RstReceived",
-	[TCPTW_EVENTS_RATE_LIMITED] = "EventsRateLimited",
-	[TCPTW_TW_SYN_FIN_WAIT2_REJECTED] = "TwSynFinWait2Rejected",
+#define TCPTW_COUNTER(id, name, how, help) name,
+#include "uapi/tcptw_counters.h"
 };
 
 const char * const tcptw_hist_names[TCPTW_NR_HIST] = {

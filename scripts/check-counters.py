@@ -1,19 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-"""check-counters.py: the counters' ABI, written in more than one place,
-says the same everywhere.
+"""check-counters.py: the counters are written once, and what describes
+them follows.
 
-The source is kmod/counters.h (enum tcptw_counter: the order of
-/proc/net/tcptw/counters) with kmod/proc.c (each one's name). Checked
-against it:
-  - every enum member has a name, and no two share one;
+The source is kmod/uapi/tcptw_counters.h (TCPTW_COUNTER(ID, "Name",
+"how", "help") in the order of /proc/net/tcptw/counters). Checked against it:
+  - no two entries share an ID or a name; every "how" is known;
+  - no C file of kmod/ or userspace/ (their tests aside) writes a counter's
+    name as a string: they take it from the list (TCPTW_<ID>, CTR(<ID>));
   - docs/proc-format.md's counters table lists every name, in ABI order;
   - docs/design.md's counter table has a row for every name (a row may
-    name several, or end a prefix with `*`);
-  - userspace/prom.c has a HELP for every name (TwReuseDenied* are one
-    family with a reason label) and none for a name that is gone;
-  - every counter userspace/diagnose.c reads (mod_delta(in, "Name")) is
-    a name.
+    name several, or end a prefix with `*`), and its "From" cell says
+    what the list's "how" says (a MIB, a hook, the tracepoint, a MIB less
+    a hook's count).
 Prints what differs; exit 1 if anything does. --repo DIR checks another
 tree (its tests point it at a copy with a fact changed).
 """
@@ -22,23 +21,23 @@ import os
 import re
 import sys
 
+HEADER = "kmod/uapi/tcptw_counters.h"
+# how -> a word the design table's "From" cell must have for it
+HOW_WORD = {"mib": "MIB", "hook": "hook", "tracepoint": "tracepoint",
+            "combined": "less", "stat": "insert_failed",
+            "tcptw": "not a decision"}
+
 
 def read(repo, path):
     with open(os.path.join(repo, path)) as f:
         return f.read()
 
 
-def abi(repo):
-    """(enum members in order, {member: name})"""
-    hdr = read(repo, "kmod/counters.h")
-    body = re.search(r"enum tcptw_counter \{(.*?)\};", hdr, re.S).group(1)
-    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
-    members = [m for m in re.findall(r"\b(TCPTW_[A-Z0-9_]+)\b", body)
-               if m != "TCPTW_NR_COUNTERS"]
-    proc = read(repo, "kmod/proc.c")
-    names = dict(re.findall(r'\[(TCPTW_[A-Z0-9_]+)\] = "([A-Za-z0-9]+)"',
-                            proc.split("tcptw_hist_names")[0]))
-    return members, names
+def entries(repo):
+    """[(ID, Name, how, help)] in ABI order"""
+    text = re.sub(r"/\*.*?\*/", "", read(repo, HEADER), flags=re.S)
+    return re.findall(r'^TCPTW_COUNTER\((\w+),\s*"(\w+)",\s*"([^"]*)",'
+                      r'\s*"((?:[^"\\]|\\.)*)"\)', text, re.M)
 
 
 def section(text, start, stop):
@@ -47,23 +46,45 @@ def section(text, start, stop):
     return text[i:j if j >= 0 else len(text)]
 
 
+def c_files(repo):
+    for d in ("kmod", "userspace"):
+        for root, dirs, files in os.walk(os.path.join(repo, d)):
+            dirs[:] = [x for x in dirs if x not in ("tests", "uapi")]
+            for f in files:
+                if f.endswith((".c", ".h")):
+                    yield os.path.relpath(os.path.join(root, f), repo)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", default=os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))))
     repo = ap.parse_args().repo
     bad = []
-    members, names = abi(repo)
-    order = []
-    for m in members:
-        if m not in names:
-            bad.append(f"kmod/proc.c: no name for {m}")
-        else:
-            order.append(names[m])
-    for n in set(order):
-        if order.count(n) > 1:
-            bad.append(f"kmod/proc.c: {n} names {order.count(n)} counters")
+    ents = entries(repo)
+    order = [e[1] for e in ents]
+    if not ents:
+        bad.append(f"{HEADER}: no TCPTW_COUNTER_LIST entries")
+    for i, n in enumerate(order):
+        if order.count(n) > 1 and order.index(n) == i:
+            bad.append(f"{HEADER}: {n} names {order.count(n)} counters")
+    ids = [e[0] for e in ents]
+    for i, n in enumerate(ids):
+        if ids.count(n) > 1 and ids.index(n) == i:
+            bad.append(f"{HEADER}: ID {n} used {ids.count(n)} times")
+    how = {}
+    for e in ents:
+        how[e[1]] = e[2].split("/")
+        for h in how[e[1]]:
+            if h not in HOW_WORD:
+                bad.append(f"{HEADER}: {e[1]}: unknown how {h!r}")
     known = set(order)
+
+    # no name by hand in the C sources
+    for path in sorted(c_files(repo)):
+        text = read(repo, path)
+        for n in sorted(set(re.findall(r'"([A-Za-z0-9]+)"', text)) & known):
+            bad.append(f"{path}: writes \"{n}\" by hand (use the list)")
 
     # docs/proc-format.md: the counters table, in ABI order
     pf = section(read(repo, "docs/proc-format.md"), "### counters", "\n### ")
@@ -74,33 +95,20 @@ def main():
         bad.append("docs/proc-format.md: the counters table is not the ABI "
                    f"in its order (missing {missing}, not counters {extra})")
 
-    # docs/design.md: a row for each
-    rows = re.findall(r"^\| (`[^|]+) \|", read(repo, "docs/design.md"), re.M)
-    cells = [c for r in rows for c in re.findall(r"`([A-Za-z0-9*]+)`", r)]
+    # docs/design.md: a row for each, its "From" agreeing with "how"
+    rows = re.findall(r"^\| (`[^|]+) \| ([^|]+) \|",
+                      read(repo, "docs/design.md"), re.M)
     for n in order:
-        if not any(n == c or (c.endswith("*") and n.startswith(c[:-1]))
-                   for c in cells):
+        cells = [frm for r, frm in rows
+                 for c in re.findall(r"`([A-Za-z0-9*]+)`", r)
+                 if n == c or (c.endswith("*") and n.startswith(c[:-1]))]
+        if not cells:
             bad.append(f"docs/design.md: no row for {n} in the counter table")
-
-    # userspace/prom.c: a HELP for each
-    prom = read(repo, "userspace/prom.c")
-    table = section(prom, "ctr_help[][2] = {", "};")
-    helped = re.findall(r'\{ "([A-Za-z0-9]+)",', table)
-    for n in order:
-        if n.startswith("TwReuseDenied"):
             continue
-        if n not in helped:
-            bad.append(f"userspace/prom.c: no HELP for {n}")
-    for n in helped:
-        if n not in known:
-            bad.append(f"userspace/prom.c: HELP for {n}, not a counter")
-
-    # userspace/diagnose.c: the counters it reads exist
-    diag = read(repo, "userspace/diagnose.c")
-    for n in sorted(set(re.findall(r'mod_delta\(in, "([A-Za-z0-9]+)"',
-                                   diag))):
-        if n not in known:
-            bad.append(f"userspace/diagnose.c: reads {n}, not a counter")
+        for h in how.get(n, []):
+            if h in HOW_WORD and HOW_WORD[h] not in cells[0]:
+                bad.append(f"docs/design.md: {n}'s row does not say "
+                           f"{HOW_WORD[h]!r} ({HEADER}: {h})")
 
     for b in bad:
         print(b)

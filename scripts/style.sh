@@ -76,7 +76,7 @@ trap 'rm -f .checkpatch-camelcase.*' EXIT
 
 echo "1..10"
 shopt -s nullglob
-checkpatch_files "checkpatch kmod" kmod/*.[ch]
+checkpatch_files "checkpatch kmod" kmod/*.[ch] kmod/uapi/*.h
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
 # Userspace has no u64/__printf: the kernel-only spellings can't apply there.
 checkpatch_files "checkpatch userspace" userspace/*.[ch] -- \
@@ -130,31 +130,41 @@ else
 	not_ok "selftests/README.md indexes every selftest, no script counts"
 fi
 
-# The counters' ABI says the same in kmod/, userspace/ and the docs
-# (scripts/check-counters.py); and that check fails on a copy whose
-# proc-format.md lost a counter, so it can fail at all.
+# The counters are written once (kmod/uapi/tcptw_counters.h) and the docs
+# follow them (scripts/check-counters.py); and that check fails on a copy
+# whose proc-format.md lost a counter, on one whose list gained a counter
+# the docs do not describe, and on one with a name written by hand in C,
+# so that it can fail at all.
 counters_agree() {
-	local tmp rc=0
+	local tmp rc=0 what
 
 	python3 scripts/check-counters.py || rc=1
-	tmp=$(mktemp -d) || return 1
-	mkdir -p "$tmp/kmod" "$tmp/docs" "$tmp/userspace"
-	cp kmod/counters.h kmod/proc.c "$tmp/kmod/"
-	cp docs/design.md "$tmp/docs/"
-	cp userspace/prom.c userspace/diagnose.c "$tmp/userspace/"
-	grep -v '^| `TwKilledByRst` |' docs/proc-format.md >"$tmp/docs/proc-format.md"
-	if python3 scripts/check-counters.py --repo "$tmp" >/dev/null; then
-		echo "check-counters.py passed a proc-format.md without TwKilledByRst"
-		rc=1
-	fi
-	rm -rf "$tmp"
+	for what in doc header c; do
+		tmp=$(mktemp -d) || return 1
+		cp -a kmod userspace docs "$tmp/"
+		case $what in
+		doc)
+			grep -v '^| `TwKilledByRst` |' docs/proc-format.md \
+				>"$tmp/docs/proc-format.md" ;;
+		header)
+			sed -i '0,/^TCPTW_COUNTER(/s//TCPTW_COUNTER(TW_NEW, "TwNew", "hook", "new")\n&/' \
+				"$tmp/kmod/uapi/tcptw_counters.h" ;;
+		c)
+			echo 'static const char *n = "TwAckSent";' >>"$tmp/userspace/prom.c" ;;
+		esac
+		if python3 scripts/check-counters.py --repo "$tmp" >/dev/null; then
+			echo "check-counters.py passed a copy changed by \"$what\""
+			rc=1
+		fi
+		rm -rf "$tmp"
+	done
 	return $rc
 }
 if out=$(counters_agree 2>&1); then
-	ok "counters: kmod, userspace and docs agree ($(tail -n 1 <<<"$out"))"
+	ok "counters: written once, docs follow ($(tail -n 1 <<<"$out"))"
 else
 	diag <<<"$out"
-	not_ok "counters: kmod, userspace and docs agree"
+	not_ok "counters: written once, docs follow"
 fi
 
 # the shell: selftests, VM runner, CI

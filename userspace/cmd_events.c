@@ -12,6 +12,7 @@
 #include "counters.h"
 #include "events.h"
 #include "proc.h"
+#include "ctr_names.h"
 
 static void print_event(struct out *o, const struct tcptw_event *e)
 {
@@ -56,7 +57,7 @@ static bool events_rate_limited(uint64_t *v)
 
 	buf = tcptw_read(TCPTW_DIR "/counters", NULL);
 	if (buf && ctr_parse_snmp6(&c, buf, NULL) >= 0)
-		ok = ctrset_get(&c, "EventsRateLimited", v);
+		ok = ctrset_get(&c, CTR(EVENTS_RATE_LIMITED), v);
 	free(buf);
 	ctrset_free(&c);
 	return ok;

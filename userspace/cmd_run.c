@@ -23,6 +23,7 @@
 #include "netns.h"
 #include "run.h"
 #include "run_sig.h"
+#include "ctr_names.h"
 
 static int target_add(struct run *r, int fd, const char *name)
 {
@@ -179,10 +180,10 @@ static void rates_add(struct rates *rt, const struct snapshot *a,
 	if (dt <= 0)
 		return;
 	/* the module's SYN count, else the MIB that also counts old dups */
-	if (ctr_moved(&a->mod, &b->mod, "TwSynPawsRejected", &d) ||
+	if (ctr_moved(&a->mod, &b->mod, CTR(TW_SYN_PAWS_REJECTED), &d) ||
 	    ctr_moved(&a->mib, &b->mib, "TcpExtPAWSTimewait", &d))
 		rt->paws += d / dt;
-	if (ctr_moved(&a->mod, &b->mod, "ConnectPortExhausted", &d)) {
+	if (ctr_moved(&a->mod, &b->mod, CTR(CONNECT_PORT_EXHAUSTED), &d)) {
 		rt->ports += d / dt;
 		rt->have_ports = true;
 	}

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "counters.h"
+#include "ctr_names.h"
 
 int ctrset_add(struct ctrset *s, const char *name, uint64_t val)
 {
@@ -293,3 +294,13 @@ void deltaset_free(struct deltaset *d)
 	d->v = NULL;
 	d->n = 0;
 }
+
+const char *const ctr_names[CTR_NR] = {
+#define TCPTW_COUNTER(id, name, how, help) [CTR_##id] = name,
+#include "../kmod/uapi/tcptw_counters.h"
+};
+
+const char *const ctr_helps[CTR_NR] = {
+#define TCPTW_COUNTER(id, name, how, help) [CTR_##id] = help,
+#include "../kmod/uapi/tcptw_counters.h"
+};

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "diagnose.h"
+#include "ctr_names.h"
 
 static const char *const REMEDY_PAWS[] = {
 	"Let the clients close first (HTTP keep-alive, or close from the",
@@ -366,8 +367,8 @@ static void clock_note(struct finding *f, const struct diag_input *in,
 
 static void rule_paws(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t syn = mod_delta(in, "TwSynPawsRejected");
-	uint64_t tw = mod_delta(in, "TwPawsRejected");
+	uint64_t syn = mod_delta(in, CTR(TW_SYN_PAWS_REJECTED));
+	uint64_t tw = mod_delta(in, CTR(TW_PAWS_REJECTED));
 	uint64_t ktw = mib_delta(in, "TcpExtPAWSTimewait");
 	struct finding *f;
 
@@ -386,8 +387,8 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 		return;
 	f->app = true;
 	cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
-	ev_delta(f, in, "TwSynPawsRejected", syn);
-	ev_delta(f, in, "TwPawsRejected", tw);
+	ev_delta(f, in, CTR(TW_SYN_PAWS_REJECTED), syn);
+	ev_delta(f, in, CTR(TW_PAWS_REJECTED), tw);
 	ev_delta(f, in, "TcpExtPAWSTimewait", ktw);
 	ev_delta(f, in, "TcpExtPAWSEstab", mib_delta(in, "TcpExtPAWSEstab"));
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
@@ -408,7 +409,7 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 
 static void rule_seq(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t seq = mod_delta(in, "TwSynSeqRejected");
+	uint64_t seq = mod_delta(in, CTR(TW_SYN_SEQ_REJECTED));
 	bool ts_off = sysctl_get(in->sys, SC_TCP_TIMESTAMPS, 1) == 0;
 	struct finding *f;
 
@@ -422,7 +423,7 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 		return;
 	f->app = true;
 	cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
-	ev_delta(f, in, "TwSynSeqRejected", seq);
+	ev_delta(f, in, CTR(TW_SYN_SEQ_REJECTED), seq);
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
 	name_peers(f, in, "tw_syn_seq_rejected", false, "");
@@ -437,7 +438,7 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
  */
 static void rule_fin_wait2(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t n = mod_delta(in, "TwSynFinWait2Rejected");
+	uint64_t n = mod_delta(in, CTR(TW_SYN_FIN_WAIT2_REJECTED));
 	struct finding *f;
 
 	if (!n)
@@ -448,8 +449,8 @@ static void rule_fin_wait2(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	f->app = true;
-	ev_delta(f, in, "TwSynFinWait2Rejected", n);
-	ev_delta(f, in, "TwRstSent", mod_delta(in, "TwRstSent"));
+	ev_delta(f, in, CTR(TW_SYN_FIN_WAIT2_REJECTED), n);
+	ev_delta(f, in, CTR(TW_RST_SENT), mod_delta(in, CTR(TW_RST_SENT)));
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	note(f, "these SYNs appear in no kernel MIB: a FIN_WAIT2 socket's PAWS");
 	more(f, "reject is not counted as PAWSTimewait");
@@ -502,18 +503,18 @@ static void ports_cmds(struct finding *f, const struct diag_input *in)
 	if (sysctl_get(in->sys, SC_PORT_RANGE_LO, 32768) > 1024 ||
 	    sysctl_get(in->sys, SC_PORT_RANGE_HI, 60999) < 65535)
 		cmd(f, "sysctl -w net.ipv4.ip_local_port_range=\"1024 65535\"");
-	if (mod_delta(in, "TwReuseDeniedDisabled") ||
-	    mod_delta(in, "TwReuseDeniedLoopbackOnly"))
+	if (mod_delta(in, CTR(TW_REUSE_DENIED_DISABLED)) ||
+	    mod_delta(in, CTR(TW_REUSE_DENIED_LOOPBACK_ONLY)))
 		cmd(f, "sysctl -w net.ipv4.tcp_tw_reuse=1");
-	if (mod_delta(in, "TwReuseDeniedNoTimestamps"))
+	if (mod_delta(in, CTR(TW_REUSE_DENIED_NO_TIMESTAMPS)))
 		cmd_enable(f, in, SC_TCP_TIMESTAMPS, "net.ipv4.tcp_timestamps");
 	f->app = true;
 }
 
 static void rule_ports(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t ex = mod_delta(in, "ConnectPortExhausted");
-	uint64_t tup = mod_delta(in, "ConnectTupleInUse");
+	uint64_t ex = mod_delta(in, CTR(CONNECT_PORT_EXHAUSTED));
+	uint64_t tup = mod_delta(in, CTR(CONNECT_TUPLE_IN_USE));
 	const struct census_ep *worst = NULL;
 	double share = 0, s;
 	struct finding *f;
@@ -536,19 +537,19 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	ports_cmds(f, in);
-	ev_delta(f, in, "ConnectPortExhausted", ex);
-	ev_delta(f, in, "ConnectTupleInUse", tup);
-	ev_delta(f, in, "TwReuseGranted", mod_delta(in, "TwReuseGranted"));
-	ev_delta(f, in, "TwReuseDeniedDisabled",
-		 mod_delta(in, "TwReuseDeniedDisabled"));
-	ev_delta(f, in, "TwReuseDeniedLoopbackOnly",
-		 mod_delta(in, "TwReuseDeniedLoopbackOnly"));
-	ev_delta(f, in, "TwReuseDeniedNoTimestamps",
-		 mod_delta(in, "TwReuseDeniedNoTimestamps"));
-	ev_delta(f, in, "TwReuseDeniedTooRecent",
-		 mod_delta(in, "TwReuseDeniedTooRecent"));
-	ev_delta(f, in, "TwReuseDeniedFinWait2",
-		 mod_delta(in, "TwReuseDeniedFinWait2"));
+	ev_delta(f, in, CTR(CONNECT_PORT_EXHAUSTED), ex);
+	ev_delta(f, in, CTR(CONNECT_TUPLE_IN_USE), tup);
+	ev_delta(f, in, CTR(TW_REUSE_GRANTED), mod_delta(in, CTR(TW_REUSE_GRANTED)));
+	ev_delta(f, in, CTR(TW_REUSE_DENIED_DISABLED),
+		 mod_delta(in, CTR(TW_REUSE_DENIED_DISABLED)));
+	ev_delta(f, in, CTR(TW_REUSE_DENIED_LOOPBACK_ONLY),
+		 mod_delta(in, CTR(TW_REUSE_DENIED_LOOPBACK_ONLY)));
+	ev_delta(f, in, CTR(TW_REUSE_DENIED_NO_TIMESTAMPS),
+		 mod_delta(in, CTR(TW_REUSE_DENIED_NO_TIMESTAMPS)));
+	ev_delta(f, in, CTR(TW_REUSE_DENIED_TOO_RECENT),
+		 mod_delta(in, CTR(TW_REUSE_DENIED_TOO_RECENT)));
+	ev_delta(f, in, CTR(TW_REUSE_DENIED_FIN_WAIT2),
+		 mod_delta(in, CTR(TW_REUSE_DENIED_FIN_WAIT2)));
 	if (worst && share > 0 && f->nev < DIAG_MAX_EV) {
 		struct evidence *e = &f->ev[f->nev++];
 
@@ -565,15 +566,15 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
 	tw_sides(f, in);
 	reuse = sysctl_get(in->sys, SC_TCP_TW_REUSE, 2);
-	if (mod_delta(in, "TwReuseDeniedDisabled") ||
-	    mod_delta(in, "TwReuseDeniedLoopbackOnly"))
+	if (mod_delta(in, CTR(TW_REUSE_DENIED_DISABLED)) ||
+	    mod_delta(in, CTR(TW_REUSE_DENIED_LOOPBACK_ONLY)))
 		note(f, "net.ipv4.tcp_tw_reuse=%lld: TIME_WAIT ports are reused %s",
 		     reuse, reuse == 2 ? "only over loopback" : "never");
-	if (mod_delta(in, "TwReuseDeniedNoTimestamps")) {
+	if (mod_delta(in, CTR(TW_REUSE_DENIED_NO_TIMESTAMPS))) {
 		note(f, "reuse denied for lack of timestamps:");
 		more(f, "tcp_tw_reuse needs tcp_timestamps on both ends");
 	}
-	if (mod_delta(in, "TwReuseDeniedTooRecent")) {
+	if (mod_delta(in, CTR(TW_REUSE_DENIED_TOO_RECENT))) {
 		note(f, "reuse denied as too recent: one reuse per port per %lld",
 		     sysctl_get(in->sys, SC_TCP_TW_REUSE_DELAY, 1000));
 		more(f, "ms (tcp_tw_reuse_delay), so the range caps the");
@@ -584,7 +585,7 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 static void rule_tw_overflow(const struct diag_input *in,
 			     struct diag_result *r)
 {
-	uint64_t o = mod_delta(in, "TwOverflow");
+	uint64_t o = mod_delta(in, CTR(TW_OVERFLOW));
 	uint64_t k = mib_delta(in, "TcpExtTCPTimeWaitOverflow");
 	struct finding *f;
 
@@ -599,7 +600,7 @@ static void rule_tw_overflow(const struct diag_input *in,
 	cmd_raise(f, in, SC_TCP_MAX_TW_BUCKETS, "net.ipv4.tcp_max_tw_buckets",
 		  2 * (sysctl_get(in->sys, SC_TCP_MAX_TW_BUCKETS, 0) +
 		       (long long)(o ? o : k)));
-	ev_delta(f, in, "TwOverflow", o);
+	ev_delta(f, in, CTR(TW_OVERFLOW), o);
 	ev_delta(f, in, "TcpExtTCPTimeWaitOverflow", k);
 	ev_sysctl(f, in, SC_TCP_MAX_TW_BUCKETS);
 	if (in->census)
@@ -626,10 +627,10 @@ static void listen_cmds(struct finding *f, const struct diag_input *in,
 
 static void rule_listen(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t ov = mod_delta(in, "ListenOverflow");
+	uint64_t ov = mod_delta(in, CTR(LISTEN_OVERFLOW));
 	uint64_t kov = mib_delta(in, "TcpExtListenOverflows");
 	uint64_t kdr = mib_delta(in, "TcpExtListenDrops");
-	uint64_t syn = mod_delta(in, "ListenSynDrop") +
+	uint64_t syn = mod_delta(in, CTR(LISTEN_SYN_DROP)) +
 		       mib_delta(in, "TcpExtTCPReqQFullDrop");
 	struct finding *f;
 	size_t i;
@@ -647,11 +648,11 @@ static void rule_listen(const struct diag_input *in, struct diag_result *r)
 	if (!f)
 		return;
 	listen_cmds(f, in, syn);
-	ev_delta(f, in, "ListenOverflow", ov);
-	ev_delta(f, in, "ListenOverflowSyn", mod_delta(in, "ListenOverflowSyn"));
-	ev_delta(f, in, "ListenOverflowAck", mod_delta(in, "ListenOverflowAck"));
-	ev_delta(f, in, "ListenSynDrop", mod_delta(in, "ListenSynDrop"));
-	ev_delta(f, in, "ListenSynCookieSent", mod_delta(in, "ListenSynCookieSent"));
+	ev_delta(f, in, CTR(LISTEN_OVERFLOW), ov);
+	ev_delta(f, in, CTR(LISTEN_OVERFLOW_SYN), mod_delta(in, CTR(LISTEN_OVERFLOW_SYN)));
+	ev_delta(f, in, CTR(LISTEN_OVERFLOW_ACK), mod_delta(in, CTR(LISTEN_OVERFLOW_ACK)));
+	ev_delta(f, in, CTR(LISTEN_SYN_DROP), mod_delta(in, CTR(LISTEN_SYN_DROP)));
+	ev_delta(f, in, CTR(LISTEN_SYN_COOKIE_SENT), mod_delta(in, CTR(LISTEN_SYN_COOKIE_SENT)));
 	ev_delta(f, in, "TcpExtListenOverflows", kov);
 	ev_delta(f, in, "TcpExtListenDrops", kdr);
 	ev_delta(f, in, "TcpExtTCPReqQFullDrop",
@@ -763,7 +764,7 @@ static void ct_max_cmd(struct finding *f, const struct diag_input *in)
 {
 	long long m = in->ct_max ? (long long)in->ct_max :
 		      sysctl_get(in->sys, SC_NF_CONNTRACK_MAX, 65536);
-	uint64_t full = mod_delta(in, "ConntrackTableFull");
+	uint64_t full = mod_delta(in, CTR(CONNTRACK_TABLE_FULL));
 
 	if (!full)
 		full = ct_delta(in, "drop");
@@ -851,11 +852,11 @@ static void ct_full_remedy(struct finding *f, const struct diag_input *in,
 static void rule_conntrack(const struct diag_input *in,
 			   struct diag_result *r)
 {
-	uint64_t full = mod_delta(in, "ConntrackTableFull");
+	uint64_t full = mod_delta(in, CTR(CONNTRACK_TABLE_FULL));
 	uint64_t drop = ct_delta(in, "drop");
 	uint64_t early = ct_delta(in, "early_drop");
 	uint64_t ct_ins = ct_delta(in, "insert_failed");
-	uint64_t ins = mod_delta(in, "ConntrackInsertFailed") + ct_ins;
+	uint64_t ins = mod_delta(in, CTR(CONNTRACK_INSERT_FAILED)) + ct_ins;
 	/*
 	 * A tuple clash at confirm bumps both insert_failed and drop
 	 * (nf_ct_resolve_clash()), so only the drops beyond insert_failed
@@ -872,7 +873,7 @@ static void rule_conntrack(const struct diag_input *in,
 		f = add(r, "conntrack_full",
 			"Conntrack table full (new flows dropped)", REMEDY_CT);
 		if (f) {
-			ev_delta(f, in, "ConntrackTableFull", full);
+			ev_delta(f, in, CTR(CONNTRACK_TABLE_FULL), full);
 			ev_delta(f, in, "conntrack drop", drop);
 			ev_delta(f, in, "conntrack early_drop", early);
 			if (in->ct_have_count) {
@@ -891,8 +892,8 @@ static void rule_conntrack(const struct diag_input *in,
 			REMEDY_CT_INSERT);
 		if (f) {
 			f->app = true;	/* the NAT rule's ports and flags */
-			ev_delta(f, in, "ConntrackInsertFailed",
-				 mod_delta(in, "ConntrackInsertFailed"));
+			ev_delta(f, in, CTR(CONNTRACK_INSERT_FAILED),
+				 mod_delta(in, CTR(CONNTRACK_INSERT_FAILED)));
 			ev_delta(f, in, "conntrack insert_failed", ct_ins);
 			/* the destinations whose SNAT tuples clashed */
 			name_peers(f, in, "conntrack_insert_failed", true, "");
@@ -943,7 +944,7 @@ static const char idle_untold[] =
 
 static void rule_idle(const struct diag_input *in, struct diag_result *r)
 {
-	uint64_t rst = mod_delta(in, "RstReceived");
+	uint64_t rst = mod_delta(in, CTR(RST_RECEIVED));
 	uint64_t er = mib_delta(in, "TcpEstabResets");
 	long long ka = sysctl_get(in->sys, SC_TCP_KEEPALIVE_TIME, 0);
 	long long kv = sysctl_get(in->sys, SC_TCP_KEEPALIVE_INTVL, 75);
@@ -992,7 +993,7 @@ static void rule_idle(const struct diag_input *in, struct diag_result *r)
 	f->app = true;
 	snprintf(nm, sizeof(nm), "rst_received_idle>=%dms", DIAG_IDLE_RST_MS);
 	ev_delta(f, in, nm, idle);
-	ev_delta(f, in, "RstReceived", rst);
+	ev_delta(f, in, CTR(RST_RECEIVED), rst);
 	ev_delta(f, in, "TcpEstabResets", er);
 	ev_delta(f, in, "conntrack invalid", ct_delta(in, "invalid"));
 	ev_sysctl(f, in, SC_TCP_KEEPALIVE_TIME);

@@ -11,6 +11,7 @@
 #include "proc.h"
 #include "prom.h"
 #include "prom_bound.h"
+#include "ctr_names.h"
 
 struct sample {
 	char family[96];
@@ -140,63 +141,29 @@ static void addu(struct prom *p, const char *family, const char *type,
 		add(p, family, NULL, type, help, val, NULL);
 }
 
-/* HELP of the module's counters: one line of meaning each (proc-format.md). */
-static const char *const ctr_help[][2] = {
-	{ "TwCreated", "TIME_WAIT sockets created (FIN_WAIT2 substate included)" },
-	{ "TwOverflow", "TIME_WAIT not created: tcp_max_tw_buckets reached" },
-	{ "TwPawsRejected", "segments rejected by PAWS on a TIME_WAIT socket" },
-	{ "TwSynPawsRejected",
-	  "SYNs a TIME_WAIT socket rejected by PAWS (clients behind NAT)" },
-	{ "TwSynSeqRejected",
-	  "SYNs a TIME_WAIT socket refused on sequence (no timestamps)" },
-	{ "TwSynRecycled", "SYNs a TIME_WAIT socket handed to a listener" },
-	{ "TwSynFinWait2Rejected",
-	  "SYNs refused by a TIME_WAIT socket still in FIN_WAIT2" },
-	{ "TwAckSent", "ACKs sent by TIME_WAIT sockets" },
-	{ "TwRstSent", "RSTs sent by TIME_WAIT sockets" },
-	{ "TwKilledByRst", "TIME_WAIT sockets destroyed by an incoming RST" },
-	{ "TwReuseGranted", "connect() reused a TIME_WAIT socket's 4-tuple" },
-	{ "ConnectPortExhausted",
-	  "connect() found no free port in the ephemeral range" },
-	{ "ConnectTupleInUse", "connect() from a bound port: 4-tuple taken" },
-	{ "ListenOverflow", "segments dropped: a listener's accept queue was full" },
-	{ "ListenOverflowSyn", "accept queue full when the SYN arrived" },
-	{ "ListenOverflowAck", "accept queue full at the handshake's last ACK" },
-	{ "ListenSynDrop", "SYNs dropped: SYN queue full, no SYN cookies" },
-	{ "ListenSynCookieSent", "SYN cookies sent by a listener" },
-	{ "PawsEstabRejected", "segments rejected by PAWS on established sockets" },
-	{ "PawsSynRecvRejected", "segments rejected by PAWS in SYN-RECV" },
-	{ "PawsActiveRejected", "SYN-ACKs rejected in SYN-SENT (bad TSecr)" },
-	{ "ConntrackTableFull", "packets dropped: the conntrack table was full" },
-	{ "ConntrackInsertFailed",
-	  "conntrack entries that failed to insert (NAT clash)" },
-	{ "RstSent", "TCP RSTs sent" },
-	{ "RstReceived", "RSTs received that reset a connection" },
-	{ "EventsRateLimited",
-	  "decisions counted but not recorded in events (event_rate)" },
-};
-
+/* HELP of the module's counters: the help of kmod/uapi/tcptw_counters.h */
 static const char *help_of(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < ARRAY_SIZE(ctr_help); i++)
-		if (!strcmp(ctr_help[i][0], name))
-			return ctr_help[i][1];
+	for (i = 0; i < CTR_NR; i++)
+		if (!strcmp(ctr_names[i], name))
+			return ctr_helps[i];
 	return NULL;
 }
 
 /* TwReuseDenied<Reason> share one family with a reason label. */
 static void module_counters(struct prom *p, const struct ctrset *c)
 {
+	const size_t pfx = strlen(TCPTW_REUSE_DENIED_PREFIX);
 	char fam[96], snake[80], lab[96];
 	size_t i;
 
 	for (i = 0; i < c->n; i++) {
 		const char *n = c->v[i].name;
 
-		if (!strncmp(n, "TwReuseDenied", 13) && n[13]) {
-			prom_snake(snake, sizeof(snake), n + 13);
+		if (!strncmp(n, TCPTW_REUSE_DENIED_PREFIX, pfx) && n[pfx]) {
+			prom_snake(snake, sizeof(snake), n + pfx);
 			snprintf(lab, sizeof(lab), "reason=\"%s\"", snake);
 			addu(p, "tcptw_tw_reuse_denied_total", "counter",
 			     "TIME_WAIT reuse denied by connect(), by reason",
