@@ -121,8 +121,8 @@ stack_start()
 	if ! slowwait 180 prom_has 'tcptw_module_loaded{job="node"}'; then
 		diag "prometheus: $(tail -n 3 "$TMPDIR_T/prom.log.err")"
 		diag "node_exporter: $(tail -n 3 "$TMPDIR_T/ne.log.err")"
-		diag "export: $(tail -n 3 "$TMPDIR_T/export.log" "$TMPDIR_T/export.log.err" | tr '\n' ' ')"
 		diag "textfile directory: $(ls -l "$TEXTDIR" | tr '\n' ' ')"
+		stack_diag
 		return 1
 	fi
 }
