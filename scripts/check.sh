@@ -413,7 +413,7 @@ deb_pid=
 if [ ${#deb_kernels[@]} -gt 0 ]; then
 	echo "== packages: deb-test.sh ${deb_kernels[*]} started (log $LOGS/deb-test.log)"
 	deb_t0=$SECONDS
-	VM_CPUS=1 VM_SLOTS=$VM_JOBS scripts/deb-test.sh "${deb_kernels[@]}" >"$LOGS/deb-test.log" 2>&1 &
+	VM_CPUS=2 VM_SLOTS=$VM_JOBS scripts/deb-test.sh "${deb_kernels[@]}" >"$LOGS/deb-test.log" 2>&1 &
 	deb_pid=$!
 fi
 
