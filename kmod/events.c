@@ -29,27 +29,8 @@ MODULE_PARM_DESC(event_ring_size,
 		 "events kept per netns (rounded up to a power of two, 16..1048576)");
 
 static const char * const event_names[TCPTW_NR_EVENTS] = {
-	[TCPTW_EV_TW_OVERFLOW] = "tw_overflow",
-	[TCPTW_EV_TW_PAWS_REJECTED] = "tw_paws_rejected",
-	[TCPTW_EV_TW_SYN_PAWS_REJECTED] = "tw_syn_paws_rejected",
-	[TCPTW_EV_TW_SYN_SEQ_REJECTED] = "tw_syn_seq_rejected",
-	[TCPTW_EV_TW_SYN_RECYCLED] = "tw_syn_recycled",
-	[TCPTW_EV_TW_KILLED_BY_RST] = "tw_killed_by_rst",
-	[TCPTW_EV_TW_RST_SENT] = "tw_rst_sent",
-	[TCPTW_EV_TW_REUSE_GRANTED] = "tw_reuse_granted",
-	[TCPTW_EV_TW_REUSE_DENIED] = "tw_reuse_denied",
-	[TCPTW_EV_CONNECT_PORT_EXHAUSTED] = "connect_port_exhausted",
-	[TCPTW_EV_CONNECT_TUPLE_IN_USE] = "connect_tuple_in_use",
-	[TCPTW_EV_LISTEN_OVERFLOW] = "listen_overflow",
-	[TCPTW_EV_LISTEN_SYN_DROP] = "listen_syn_drop",
-	[TCPTW_EV_LISTEN_SYN_COOKIE] = "listen_syn_cookie",
-	[TCPTW_EV_PAWS_ESTAB_REJECTED] = "paws_estab_rejected",
-	[TCPTW_EV_PAWS_SYNRECV_REJECTED] = "paws_synrecv_rejected",
-	[TCPTW_EV_PAWS_ACTIVE_REJECTED] = "paws_active_rejected",
-	[TCPTW_EV_CONNTRACK_TABLE_FULL] = "conntrack_table_full",
-	[TCPTW_EV_CONNTRACK_INSERT_FAILED] = "conntrack_insert_failed",
-	[TCPTW_EV_RST_SENT] = "rst_sent",
-	[TCPTW_EV_RST_RECEIVED] = "rst_received",
+#define TCPTW_EVENT(id, name) name,
+#include "uapi/tcptw_events.h"
 };
 
 struct tcptw_ring *tcptw_ring_alloc(u8 *state)

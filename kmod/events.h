@@ -14,30 +14,10 @@
 
 struct seq_file;
 
-/* Event names (events.c) are ABI (docs/proc-format.md): append only. */
+/* the event types, in the order of uapi/tcptw_events.h (an ABI) */
 enum tcptw_event_type {
-	TCPTW_EV_TW_OVERFLOW,
-	TCPTW_EV_TW_PAWS_REJECTED,
-	TCPTW_EV_TW_SYN_PAWS_REJECTED,
-	TCPTW_EV_TW_SYN_SEQ_REJECTED,
-	TCPTW_EV_TW_SYN_RECYCLED,
-	TCPTW_EV_TW_KILLED_BY_RST,
-	TCPTW_EV_TW_RST_SENT,
-	TCPTW_EV_TW_REUSE_GRANTED,
-	/* no longer recorded: connect_* events carry the reason (0.3.0) */
-	TCPTW_EV_TW_REUSE_DENIED,	/* reason: enum tcptw_reuse_reason */
-	TCPTW_EV_CONNECT_PORT_EXHAUSTED,
-	TCPTW_EV_CONNECT_TUPLE_IN_USE,
-	TCPTW_EV_LISTEN_OVERFLOW,	/* reason: TCPTW_LISTEN_REASON_* */
-	TCPTW_EV_LISTEN_SYN_DROP,
-	TCPTW_EV_LISTEN_SYN_COOKIE,
-	TCPTW_EV_PAWS_ESTAB_REJECTED,
-	TCPTW_EV_PAWS_SYNRECV_REJECTED,
-	TCPTW_EV_PAWS_ACTIVE_REJECTED,
-	TCPTW_EV_CONNTRACK_TABLE_FULL,
-	TCPTW_EV_CONNTRACK_INSERT_FAILED,
-	TCPTW_EV_RST_SENT,
-	TCPTW_EV_RST_RECEIVED,
+#define TCPTW_EVENT(id, name) TCPTW_EV_##id,
+#include "uapi/tcptw_events.h"
 	TCPTW_NR_EVENTS
 };
 

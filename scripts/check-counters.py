@@ -13,6 +13,9 @@ The source is kmod/uapi/tcptw_counters.h (TCPTW_COUNTER(ID, "Name",
     name several, or end a prefix with `*`), and its "From" cell says
     what the list's "how" says (a MIB, a hook, the tracepoint, a MIB less
     a hook's count).
+The same for the event types of kmod/uapi/tcptw_events.h: unique,
+docs/proc-format.md's events table in their order, and the CLI's
+name_peers() calls taking them from the list (EV(<ID>)).
 Prints what differs; exit 1 if anything does. --repo DIR checks another
 tree (its tests point it at a copy with a fact changed).
 """
@@ -22,6 +25,7 @@ import re
 import sys
 
 HEADER = "kmod/uapi/tcptw_counters.h"
+EVENTS = "kmod/uapi/tcptw_events.h"
 # how -> a word the design table's "From" cell must have for it
 HOW_WORD = {"mib": "MIB", "hook": "hook", "tracepoint": "tracepoint",
             "combined": "less", "stat": "insert_failed",
@@ -38,6 +42,12 @@ def entries(repo):
     text = re.sub(r"/\*.*?\*/", "", read(repo, HEADER), flags=re.S)
     return re.findall(r'^TCPTW_COUNTER\((\w+),\s*"(\w+)",\s*"([^"]*)",'
                       r'\s*"((?:[^"\\]|\\.)*)"\)', text, re.M)
+
+
+def events(repo):
+    """[(ID, name)] in ABI order"""
+    text = re.sub(r"/\*.*?\*/", "", read(repo, EVENTS), flags=re.S)
+    return re.findall(r'^TCPTW_EVENT\((\w+),\s*"(\w+)"\)', text, re.M)
 
 
 def section(text, start, stop):
@@ -110,9 +120,30 @@ def main():
                 bad.append(f"docs/design.md: {n}'s row does not say "
                            f"{HOW_WORD[h]!r} ({HEADER}: {h})")
 
+    # the event types
+    evs = events(repo)
+    enames = [e[1] for e in evs]
+    if not evs:
+        bad.append(f"{EVENTS}: no TCPTW_EVENT entries")
+    for i, n in enumerate(enames):
+        if enames.count(n) > 1 and enames.index(n) == i:
+            bad.append(f"{EVENTS}: {n} names {enames.count(n)} types")
+    pe = section(read(repo, "docs/proc-format.md"), "### events", "\n### ")
+    doc = re.findall(r"^\| `([a-z0-9_]+)` \|", pe, re.M)
+    if doc != enames:
+        missing = [n for n in enames if n not in doc]
+        extra = [n for n in doc if n not in enames]
+        bad.append("docs/proc-format.md: the events table is not the list "
+                   f"in its order (missing {missing}, not events {extra})")
+    diag = read(repo, "userspace/diagnose.c")
+    for n in re.findall(r'name_peers\(f, in, "(\w+)"', diag):
+        bad.append(f"userspace/diagnose.c: event {n} written by hand "
+                   "(use EV())")
+
     for b in bad:
         print(b)
-    print(f"{len(order)} counters, {len(bad)} differences")
+    print(f"{len(order)} counters, {len(enames)} event types, "
+          f"{len(bad)} differences")
     return 1 if bad else 0
 
 

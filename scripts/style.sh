@@ -133,13 +133,13 @@ fi
 # The counters are written once (kmod/uapi/tcptw_counters.h) and the docs
 # follow them (scripts/check-counters.py); and that check fails on a copy
 # whose proc-format.md lost a counter, on one whose list gained a counter
-# the docs do not describe, and on one with a name written by hand in C,
-# so that it can fail at all.
+# or an event type the docs do not describe, and on one with a name
+# written by hand in C, so that it can fail at all.
 counters_agree() {
 	local tmp rc=0 what
 
 	python3 scripts/check-counters.py || rc=1
-	for what in doc header c; do
+	for what in doc header c event; do
 		tmp=$(mktemp -d) || return 1
 		cp -a kmod userspace docs "$tmp/"
 		case $what in
@@ -151,6 +151,9 @@ counters_agree() {
 				"$tmp/kmod/uapi/tcptw_counters.h" ;;
 		c)
 			echo 'static const char *n = "TwAckSent";' >>"$tmp/userspace/prom.c" ;;
+		event)
+			sed -i '0,/^TCPTW_EVENT(/s//TCPTW_EVENT(NEW, "new")\n&/' \
+				"$tmp/kmod/uapi/tcptw_events.h" ;;
 		esac
 		if python3 scripts/check-counters.py --repo "$tmp" >/dev/null; then
 			echo "check-counters.py passed a copy changed by \"$what\""

@@ -304,3 +304,8 @@ const char *const ctr_helps[CTR_NR] = {
 #define TCPTW_COUNTER(id, name, how, help) [CTR_##id] = help,
 #include "../kmod/uapi/tcptw_counters.h"
 };
+
+const char *const ev_names[EV_NR] = {
+#define TCPTW_EVENT(id, name) [EV_##id] = name,
+#include "../kmod/uapi/tcptw_events.h"
+};

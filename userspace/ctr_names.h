@@ -17,9 +17,18 @@ enum ctr_id {
 /* the prefix of the counters one Prometheus family carries by reason */
 #define TCPTW_REUSE_DENIED_PREFIX "TwReuseDenied"
 
+/* the module's event types: EV(TW_SYN_PAWS_REJECTED) is its name */
+enum ev_id {
+#define TCPTW_EVENT(id, name) EV_##id,
+#include "../kmod/uapi/tcptw_events.h"
+	EV_NR
+};
+
 extern const char *const ctr_names[CTR_NR];
+extern const char *const ev_names[EV_NR];
 extern const char *const ctr_helps[CTR_NR];
 
 #define CTR(id) (ctr_names[CTR_##id])
+#define EV(id) (ev_names[EV_##id])
 
 #endif

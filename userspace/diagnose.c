@@ -393,7 +393,7 @@ static void rule_paws(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, "TcpExtPAWSEstab", mib_delta(in, "TcpExtPAWSEstab"));
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
-	name_peers(f, in, "tw_syn_paws_rejected", false, "syn_paws_rejected");
+	name_peers(f, in, EV(TW_SYN_PAWS_REJECTED), false, "syn_paws_rejected");
 	if (f->npeers) {
 		note(f, "the SYNs came from %s,", f->peers[0].addr);
 		more(f, "most likely a NAT address shared by several clients");
@@ -426,7 +426,7 @@ static void rule_seq(const struct diag_input *in, struct diag_result *r)
 	ev_delta(f, in, CTR(TW_SYN_SEQ_REJECTED), seq);
 	ev_delta(f, in, "TcpExtTCPSynRetrans", mib_delta(in, "TcpExtTCPSynRetrans"));
 	ev_sysctl(f, in, SC_TCP_TIMESTAMPS);
-	name_peers(f, in, "tw_syn_seq_rejected", false, "");
+	name_peers(f, in, EV(TW_SYN_SEQ_REJECTED), false, "");
 	rfc1337_note(f, in);
 }
 
@@ -563,7 +563,7 @@ static void rule_ports(const struct diag_input *in, struct diag_result *r)
 	ev_sysctl(f, in, SC_PORT_RANGE_LO);
 	ev_sysctl(f, in, SC_PORT_RANGE_HI);
 	ev_sysctl(f, in, SC_TCP_TW_REUSE);
-	name_peers(f, in, "connect_port_exhausted", true, "port_exhausted");
+	name_peers(f, in, EV(CONNECT_PORT_EXHAUSTED), true, "port_exhausted");
 	tw_sides(f, in);
 	reuse = sysctl_get(in->sys, SC_TCP_TW_REUSE, 2);
 	if (mod_delta(in, CTR(TW_REUSE_DENIED_DISABLED)) ||
@@ -896,7 +896,7 @@ static void rule_conntrack(const struct diag_input *in,
 				 mod_delta(in, CTR(CONNTRACK_INSERT_FAILED)));
 			ev_delta(f, in, "conntrack insert_failed", ct_ins);
 			/* the destinations whose SNAT tuples clashed */
-			name_peers(f, in, "conntrack_insert_failed", true, "");
+			name_peers(f, in, EV(CONNTRACK_INSERT_FAILED), true, "");
 			ct_fillers(f, in, &st, &dst);
 			if (dst)
 				more(f, "(the SNAT tuples toward it run out first)");
