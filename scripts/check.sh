@@ -19,7 +19,8 @@
 #      first suite kernel only.
 #      Before the first build: scripts/cli-scale.sh (TAP; timed, so alone)
 #   3. meanwhile: userspace unit tests, make -C userspace check (TAP)
-#   4. meanwhile: scripts/style.sh and scripts/test-alerts.sh (TAP)
+#   4. meanwhile: scripts/style.sh, scripts/test-alerts.sh and
+#      scripts/test-wire.py (TAP)
 #   5. each kernel's results, in the order given.
 #   6. the Debian packages (scripts/deb-test.sh, started after step 2, in
 #      the background): make deb, install in a clean chroot of 6.1's and
@@ -437,6 +438,10 @@ run_tap "scripts/style.sh" "$LOGS/style.log" scripts/style.sh
 end
 begin alerts
 run_tap "scripts/test-alerts.sh" "$LOGS/alerts.log" scripts/test-alerts.sh
+end
+# the wire oracle the selftests compare with, on traces made by hand
+begin wire
+run_tap "scripts/test-wire.py" "$LOGS/wire.log" /usr/bin/python3 scripts/test-wire.py
 end
 
 # 5. each kernel's results, in the order given

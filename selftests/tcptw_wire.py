@@ -72,6 +72,14 @@
 #                   packets are the same: an upper bound for the first
 #   fw2_ack_server  the server's bare ACKs answering SYNs in FIN_WAIT2
 #   fin_server_first, fin_client_first  connections each side closed first
+#   seg_tw_server, seg_tw_client  segments of a connection that reached
+#                   a side after it closed first and its FIN was acked:
+#                   its TIME_WAIT socket (the FIN_WAIT2 substate included)
+#                   where it was an orphan, which each of them enters
+#                   tcp_timewait_state_process() through (an upper bound:
+#                   see fw2_fin_ack_server's "bad case"). A new attempt's
+#                   SYNs and the RSTs answering them are syn_tw and
+#                   rst_client_tw
 import json
 import socket
 import sys
@@ -85,7 +93,8 @@ COUNTS = ("syn", "syn_retrans", "synack", "synack_retrans", "conns",
           "syn_recycled", "syn_fw2", "syn_fw2_acked", "syn_client_tw",
           "syn_unanswered", "ack_ignored", "rst_client", "rst_client_tw",
           "rst_server", "rst_server_syn", "tw_ack_server", "tw_ack_client",
-          "fw2_fin_ack_server", "fw2_ack_server", "fin_server_first", "fin_client_first")
+          "fw2_fin_ack_server", "fw2_ack_server", "fin_server_first", "fin_client_first",
+          "seg_tw_server", "seg_tw_client")
 
 
 PACKET = 0          # the trace record being read (1-based)
@@ -220,6 +229,7 @@ class Flow:
                     c["syn_recycled"] += 1
             return
         if flags & dpkt.tcp.TH_RST:
+            self.to_tw("server")
             c["rst_server"] += 1
             if syn_open and not self.answered:
                 c["rst_server_syn"] += 1
@@ -237,8 +247,18 @@ class Flow:
                 c["fw2_ack_server"] += 1
         self.segment("server", tcp, flags, plen)
 
+    def to_tw(self, side):
+        """count a segment from SIDE that reaches the other side's
+        TIME_WAIT socket (before it changes anything)"""
+        cur = self.cur()
+        other = "client" if side == "server" else "server"
+        if cur is not None and not cur.rst and cur.first_fin == other and \
+                other in cur.fin_acked:
+            self.c["seg_tw_" + other] += 1
+
     def from_client(self, tcp, flags, plen):
         if flags & dpkt.tcp.TH_RST:
+            self.to_tw("client")
             self.c["rst_client"] += 1
             if self.attempt is not None and not self.answered and \
                     self.prev is not None:
@@ -267,6 +287,7 @@ class Flow:
         if cur is None:
             return
         other = "client" if side == "server" else "server"
+        self.to_tw(side)
         if cur.isn_s is None and self.prev is not None and \
                 self.prev.time_wait() == side:
             if flags & dpkt.tcp.TH_ACK and plen == 0 and \
