@@ -14,7 +14,7 @@
 #      in the background. Each kernel's scripts are split over VM_PARTS
 #      one-vCPU guests (default 2, dealt by selftests/durations), plus one
 #      two-vCPU guest for the scripts marked cpus:2 there; VM_JOBS
-#      (default 3) guests run side by side, taking the VM slots in the
+#      (default 2) guests run side by side, taking the VM slots in the
 #      order started. In "ci", the scripts marked once there run on the
 #      first suite kernel only.
 #      Before the first build: scripts/cli-scale.sh (TAP; timed, so alone)
@@ -263,14 +263,12 @@ fi
 # one more guest, part VM_PARTS, with two. One vCPU per guest: two
 # two-vCPU guests on this 2-core machine kind take twice the time of two
 # one-vCPU guests for the same script (multi-threaded TCG's vCPUs wait
-# for each other when the host deschedules one; docs/testing.md). Three
-# guests side by side: two one-vCPU guests left a fifth to a third of
-# the two cores idle (their guests wait on timers), and three vCPU
-# threads, four with the two-vCPU guest, give each at least the half of
-# a core the scripts were calibrated with.
+# for each other when the host deschedules one; docs/testing.md). Two
+# guests side by side: a third (tried with VM_JOBS=3) made the scripts
+# 1.4 to 3.3 times slower each, more than the idle it filled.
 # Results are tallied per kernel in the order given, after every guest
 # has exited.
-VM_JOBS=${VM_JOBS:-3}
+VM_JOBS=${VM_JOBS:-2}
 VM_PARTS=${VM_PARTS:-2}
 export VM_TIMEOUT=${VM_TIMEOUT:-2700}
 mapfile -t suite < <(cd selftests 2>/dev/null && ls tcptw_*.sh 2>/dev/null | sort)
