@@ -9,7 +9,6 @@
 #ifndef _TCPTW_COUNTERS_H
 #define _TCPTW_COUNTERS_H
 
-
 /* TCPTW_TW_CREATED, ... in the order of uapi/tcptw_counters.h */
 enum tcptw_counter {
 #define TCPTW_COUNTER(id, name, how, help) TCPTW_##id,

@@ -295,17 +295,18 @@ void deltaset_free(struct deltaset *d)
 	d->n = 0;
 }
 
+/* in enum order: the same lists as enum ctr_id and enum ev_id */
 const char *const ctr_names[CTR_NR] = {
-#define TCPTW_COUNTER(id, name, how, help) [CTR_##id] = name,
+#define TCPTW_COUNTER(id, name, how, help) name,
 #include "../kmod/uapi/tcptw_counters.h"
 };
 
 const char *const ctr_helps[CTR_NR] = {
-#define TCPTW_COUNTER(id, name, how, help) [CTR_##id] = help,
+#define TCPTW_COUNTER(id, name, how, help) help,
 #include "../kmod/uapi/tcptw_counters.h"
 };
 
 const char *const ev_names[EV_NR] = {
-#define TCPTW_EVENT(id, name) [EV_##id] = name,
+#define TCPTW_EVENT(id, name) name,
 #include "../kmod/uapi/tcptw_events.h"
 };
