@@ -56,6 +56,25 @@ def section(text, start, stop):
     return text[i:j if j >= 0 else len(text)]
 
 
+def dupes(where, names, what):
+    """one line per name NAMES holds more than once"""
+    return [f"{where}: {n} {what} {names.count(n)} times"
+            for i, n in enumerate(names)
+            if names.count(n) > 1 and names.index(n) == i]
+
+
+def table_order(repo, title, pattern, names, what):
+    """docs/proc-format.md's table under TITLE lists NAMES in their order"""
+    text = section(read(repo, "docs/proc-format.md"), title, "\n### ")
+    doc = re.findall(pattern, text, re.M)
+    if doc == names:
+        return []
+    missing = [n for n in names if n not in doc]
+    extra = [n for n in doc if n not in names]
+    return [f"docs/proc-format.md: the {what} table is not the list in its "
+            f"order (missing {missing}, not {what} {extra})"]
+
+
 def c_files(repo):
     for d in ("kmod", "userspace"):
         for root, dirs, files in os.walk(os.path.join(repo, d)):
@@ -75,13 +94,8 @@ def main():
     order = [e[1] for e in ents]
     if not ents:
         bad.append(f"{HEADER}: no TCPTW_COUNTER_LIST entries")
-    for i, n in enumerate(order):
-        if order.count(n) > 1 and order.index(n) == i:
-            bad.append(f"{HEADER}: {n} names {order.count(n)} counters")
-    ids = [e[0] for e in ents]
-    for i, n in enumerate(ids):
-        if ids.count(n) > 1 and ids.index(n) == i:
-            bad.append(f"{HEADER}: ID {n} used {ids.count(n)} times")
+    bad += dupes(HEADER, order, "names a counter")
+    bad += dupes(HEADER, [e[0] for e in ents], "is the ID of a counter")
     how = {}
     for e in ents:
         how[e[1]] = e[2].split("/")
@@ -97,13 +111,8 @@ def main():
             bad.append(f"{path}: writes \"{n}\" by hand (use the list)")
 
     # docs/proc-format.md: the counters table, in ABI order
-    pf = section(read(repo, "docs/proc-format.md"), "### counters", "\n### ")
-    doc = re.findall(r"^\| `([A-Za-z0-9]+)` \|", pf, re.M)
-    if doc != order:
-        missing = [n for n in order if n not in doc]
-        extra = [n for n in doc if n not in known]
-        bad.append("docs/proc-format.md: the counters table is not the ABI "
-                   f"in its order (missing {missing}, not counters {extra})")
+    bad += table_order(repo, "### counters", r"^\| `([A-Za-z0-9]+)` \|",
+                       order, "counters")
 
     # docs/design.md: a row for each, its "From" agreeing with "how"
     rows = re.findall(r"^\| (`[^|]+) \| ([^|]+) \|",
@@ -125,16 +134,9 @@ def main():
     enames = [e[1] for e in evs]
     if not evs:
         bad.append(f"{EVENTS}: no TCPTW_EVENT entries")
-    for i, n in enumerate(enames):
-        if enames.count(n) > 1 and enames.index(n) == i:
-            bad.append(f"{EVENTS}: {n} names {enames.count(n)} types")
-    pe = section(read(repo, "docs/proc-format.md"), "### events", "\n### ")
-    doc = re.findall(r"^\| `([a-z0-9_]+)` \|", pe, re.M)
-    if doc != enames:
-        missing = [n for n in enames if n not in doc]
-        extra = [n for n in doc if n not in enames]
-        bad.append("docs/proc-format.md: the events table is not the list "
-                   f"in its order (missing {missing}, not events {extra})")
+    bad += dupes(EVENTS, enames, "names an event type")
+    bad += table_order(repo, "### events", r"^\| `([a-z0-9_]+)` \|",
+                       enames, "events")
     diag = read(repo, "userspace/diagnose.c")
     for n in re.findall(r'name_peers\(f, in, "(\w+)"', diag):
         bad.append(f"userspace/diagnose.c: event {n} written by hand "

@@ -129,8 +129,8 @@ check_hits()
 			[ -n "${TW_SEGS:-}" ]; then
 			check_range "$label: $hook calls (none per connection but the $TW_SEGS segments the wire saw reach a TIME_WAIT socket, ${WIRE_MISS:-0} missing)" \
 				"$d" 0 $((TW_SEGS + ${WIRE_MISS:-0}))
-			[ "$d" -le $((TW_SEGS + ${WIRE_MISS:-0})) ] ||
-				wire_explain seg_tw_server
+			_wire_explain_outside "$d" 0 $((TW_SEGS + ${WIRE_MISS:-0})) \
+				.totals.seg_tw_server .totals.seg_tw_client
 			continue
 		fi
 		if [ -z "$want" ]; then
