@@ -135,8 +135,36 @@ def sc_recycled():
                "conns": 2}
 
 
+def sc_stale_rst():
+    # the server's FIN again reaches the client after its socket ended:
+    # the client's RST answers it with that FIN's ACK as its sequence,
+    # one below the server's TIME_WAIT socket's rcv_nxt, which ignores it
+    # and then hands the next SYN to the listener
+    t = Trace()
+    server_first(t, 40000, False)
+    t.c(40000, 101, 0, RST)
+    t.c(40000, 9000, 0, SYN)
+    t.s(40000, 7000, 9001, SYN | ACK)
+    t.c(40000, 9001, 7001, ACK)
+    return t, {"rst_client": 1, "seg_tw_server": 1, "rst_client_tw": 0,
+               "syn_tw": 1, "syn_recycled": 1, "conns": 2}
+
+
+def sc_rst_in_window():
+    # a RST at the TIME_WAIT socket's rcv_nxt ends it: the next SYN finds
+    # only the listener
+    t = Trace()
+    server_first(t, 40000, False)
+    t.c(40000, 102, 0, RST)
+    t.c(40000, 9000, 0, SYN)
+    t.s(40000, 7000, 9001, SYN | ACK)
+    t.c(40000, 9001, 7001, ACK)
+    return t, {"rst_client": 1, "seg_tw_server": 1, "syn_tw": 0,
+               "syn_recycled": 0, "conns": 2}
+
+
 SCENARIOS = [sc_piggyback, sc_split, sc_fin_retrans, sc_client_tw,
-             sc_syn_paws, sc_recycled]
+             sc_syn_paws, sc_recycled, sc_stale_rst, sc_rst_in_window]
 
 
 def main():

@@ -235,7 +235,7 @@ class Flow:
                 c["rst_server_syn"] += 1
                 if self.kind == "tw":
                     c["syn_tw_rst"] += 1
-            self.reset()
+            self.reset("server", tcp.seq)
             return
         if syn_open and not self.answered and plen == 0 and \
                 not flags & dpkt.tcp.TH_FIN:
@@ -266,17 +266,31 @@ class Flow:
                 # one's TIME_WAIT socket (tcp_rfc1337=0, Linux's default)
                 if self.prev.time_wait() == "server":
                     self.c["rst_client_tw"] += 1
-                self.prev.rst = True
-                if self.kind == "tw" and not RFC1337:
-                    self.kind = None
+                if self.rst_ends(self.prev, "client", tcp.seq):
+                    self.prev.rst = True
+                    if self.kind == "tw":
+                        self.kind = None
                 return
-            self.reset()
+            self.reset("client", tcp.seq)
             return
         self.segment("client", tcp, flags, plen)
 
-    def reset(self):
+    @staticmethod
+    def rst_ends(conn, side, seq):
+        """whether a RST from SIDE ends CONN. A TIME_WAIT socket on the
+        other side takes only a RST at its rcv_nxt, and only with
+        tcp_rfc1337=0 (tcp_timewait_state_process()): any other, such as
+        the answer to a stale segment that reached a closed socket (its
+        sequence number is that segment's ACK), it ignores"""
+        tw = conn.time_wait()
+        if tw is None or tw == side:
+            return True
+        return not RFC1337 and \
+            seq == (conn.fin[side] + 1) & 0xffffffff
+
+    def reset(self, side, seq):
         cur = self.cur()
-        if cur is not None:
+        if cur is not None and self.rst_ends(cur, side, seq):
             cur.rst = True
 
     def segment(self, side, tcp, flags, plen):
