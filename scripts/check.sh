@@ -260,7 +260,9 @@ fi
 # first, each to the part with the least so far), so that the parts end
 # together and none comes near VM_TIMEOUT on a slow machine; the scripts
 # marked cpus:2 there (races and per-CPU merging need a second CPU) go to
-# one more guest, part VM_PARTS, with two. One vCPU per guest: two
+# one more guest, part VM_PARTS, with two, which takes two VM slots
+# (vng-run.sh) and so runs alone; it starts first, so that the one-vCPU
+# parts after it take a slot each as one ends. One vCPU per guest: two
 # two-vCPU guests on this 2-core machine kind take twice the time of two
 # one-vCPU guests for the same script (multi-threaded TCG's vCPUs wait
 # for each other when the host deschedules one; docs/testing.md). Two
@@ -372,7 +374,7 @@ for k in "${kernels[@]}"; do
 	deal_parts "$k"
 	[ ${#not_here[@]} -eq 0 ] ||
 		echo "== kernel $k: not booted for (marked once, they run on $ONCE_KERNEL): ${not_here[*]}"
-	for ((p = 0; p <= VM_PARTS; p++)); do
+	for ((p = VM_PARTS; p >= 0; p--)); do
 		part=()
 		for s in "${suite[@]}"; do
 			[ "${part_of[$s]:-}" != "$p" ] || part+=("$s")
@@ -385,7 +387,7 @@ for k in "${kernels[@]}"; do
 		# kernels.sh slow) gets its guest's timeout scaled alike
 		slow=$(scripts/kernels.sh slow "$k")
 		# the guests take the VM slots in the order started here (6.1's
-		# parts, longest first, before 7.2's): each waits for a slot only
+		# parts, the two-vCPU one first, before 7.2's): each waits for a slot only
 		# once the one before it has one, or has ended without
 		taken=$LOGS/vm-$k.$p.slot
 		rm -f "$taken"

@@ -26,7 +26,11 @@
 # arguments, VM_QEMU_BIN: the QEMU binary (default: qemu-system-x86_64 from
 # PATH), VM_USR_CACHE (1): a cached read-only /usr (see the guest script),
 # VM_SLOTS (1): how many guests may run at once across processes (flock on
-# /tmp/tcptw-vm.lock, /tmp/tcptw-vm.lock1, ...); the others wait.
+# /tmp/tcptw-vm.lock, /tmp/tcptw-vm.lock1, ...); the others wait. A guest
+# takes one slot per vCPU (VM_SLOTS at most), so that the guests never
+# have more vCPUs than the host has slots: a vCPU that waits for a core
+# stalls the guest's other vCPUs (multi-threaded TCG), which made two-vCPU
+# guests 3-4 times slower beside another guest and the host's own work.
 # VM_REBOOTS (3): how many times a guest whose command exits 75 (run_vm.sh:
 # the kernel reported a problem before tcptw was loaded, as the debug
 # kernels do now and then under TCG) is booted again; each such boot's
@@ -108,16 +112,28 @@ echo \$? >$(q "$rcfile")
 sync
 EOF
 
-# VM_SLOTS guests may run at once (slot 0 is /tmp/tcptw-vm.lock, then
-# /tmp/tcptw-vm.lock1, ...): take a free slot, else wait for one. The lock
-# is held on fd 8 until the guest has exited.
+# VM_SLOTS slots (slot 0 is /tmp/tcptw-vm.lock, then /tmp/tcptw-vm.lock1,
+# ...): take one free slot per vCPU, all of them or none, else wait. The
+# locks are held on their descriptors until the guest has exited.
+slot_need=$((VM_CPUS < VM_SLOTS ? VM_CPUS : VM_SLOTS))
+slot_fds=()
 take_slot() {
-	local i
-	for ((i = 0; i < VM_SLOTS; i++)); do
-		exec 8>"/tmp/tcptw-vm.lock${i#0}"
-		flock -n 8 && return 0
-		exec 8>&-
+	local i fd
+
+	slot_fds=()
+	for ((i = 0; i < VM_SLOTS && ${#slot_fds[@]} < slot_need; i++)); do
+		exec {fd}>"/tmp/tcptw-vm.lock${i#0}"
+		if flock -n "$fd"; then
+			slot_fds+=("$fd")
+		else
+			exec {fd}>&-
+		fi
 	done
+	[ ${#slot_fds[@]} -eq "$slot_need" ] && return 0
+	for fd in "${slot_fds[@]}"; do
+		exec {fd}>&-
+	done
+	slot_fds=()
 	return 1
 }
 if ! take_slot; then
@@ -155,6 +171,18 @@ fi
 # VM_BOOT_TIMEOUT seconds is killed (its whole process group: timeout, vng
 # and QEMU) and booted again.
 # The guest runs in a session of its own: take it down with this script.
+# A session is an autogroup to the scheduler (sched_autogroup_enabled, on
+# in Debian), which shares the CPUs evenly between busy autogroups, not
+# threads: one nice step per 25% of weight. The guest's autogroup gets
+# a weight of twice a session's per vCPU (nice -3: 1.9 times, -6: 3.8),
+# so that each vCPU thread weighs the same in every guest and the host's
+# own work beside the guests (make check builds chroots and packages)
+# takes a fifth of the CPUs, not a third. As root only; best effort.
+case $VM_CPUS in
+1) ag_nice=-3 ;;
+2) ag_nice=-6 ;;
+*) ag_nice=-8 ;;
+esac
 vpid=
 stop_vm() { [ -z "$vpid" ] || kill -TERM -- "-$vpid" 2>/dev/null || true; }
 trap 'stop_vm; exit 130' INT
@@ -166,7 +194,8 @@ while :; do
 	hung=0
 	echo "vng-run.sh: booting $k ($image${append:+, $append}), timeout ${VM_TIMEOUT}s, log $log" >&2
 	set +e
-	setsid -w timeout -k 30 "$VM_TIMEOUT" \
+	setsid -w bash -c '{ echo "$1" >/proc/self/autogroup; } 2>/dev/null; shift; exec "$@"' \
+		autogroup "$ag_nice" timeout -k 30 "$VM_TIMEOUT" \
 		vng --run "$image" --disable-kvm --force-9p --cpus "$VM_CPUS" \
 		--memory "$VM_MEMORY" --rwdir "$REPO" --user root --verbose \
 		${append:+--append "$append"} \
