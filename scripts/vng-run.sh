@@ -246,7 +246,9 @@ while :; do
 	cp "$vnglog" "$vnglog.$attempt"
 	sleep $((5 + RANDOM % 10))
 done
-flock -u 8
+for fd in "${slot_fds[@]}"; do
+	flock -u "$fd"
+done
 
 # vnglog_report: the guest kernel's first report (header and the 40
 # lines after it), which the tail of a crashed guest's console hides
