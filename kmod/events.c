@@ -22,6 +22,7 @@
 #include "pernet.h"
 #include "events.h"
 #include "mem.h"
+#include "test.h"
 
 unsigned int tcptw_event_ring_size = 1024;
 module_param_named(event_ring_size, tcptw_event_ring_size, uint, 0444);
@@ -259,3 +260,7 @@ int tcptw_events_proc_init(struct proc_dir_entry *dir)
 		return -ENOMEM;
 	return 0;
 }
+
+#ifdef TCPTW_TEST
+#include "selftest/ring.c"
+#endif

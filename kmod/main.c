@@ -17,6 +17,10 @@ static int __init tcptw_init(void)
 	int err;
 
 	tcptw_mem_init();
+	/* the test build's self-tests of the table and the ring */
+	err = tcptw_selftest();
+	if (err)
+		return err;
 	/* state and /proc first: probes may fire as soon as they attach */
 	err = tcptw_pernet_init();
 	if (err)

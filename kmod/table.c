@@ -740,3 +740,7 @@ void tcptw_table_show_endpoint(struct seq_file *seq,
 	else
 		seq_printf(seq, "%pI4 %u", &row->addr, ntohs(row->port));
 }
+
+#ifdef TCPTW_TEST
+#include "selftest/table.c"
+#endif

@@ -38,13 +38,13 @@ module_param_named(test_tw_syn_unhashed, tcptw_test_tw_syn_unhashed, uint,
 MODULE_PARM_DESC(test_tw_syn_unhashed,
 		 "test build: sockets test_tw_syn_unhash unhashed before the kernel's own deschedule");
 
-unsigned int tcptw_test_tw_syn_unhash_late;
+static unsigned int tcptw_test_tw_syn_unhash_late;
 module_param_named(test_tw_syn_unhash_late, tcptw_test_tw_syn_unhash_late,
 		   uint, 0444);
 MODULE_PARM_DESC(test_tw_syn_unhash_late,
 		 "test build: verdicts test_tw_syn_unhash took but did not unhash first (its worker late, or still busy with the previous one): the kernel's deschedule went first");
 
-unsigned int tcptw_test_tw_syn_unhash_wait_ms = 1000;
+static unsigned int tcptw_test_tw_syn_unhash_wait_ms = 1000;
 module_param_named(test_tw_syn_unhash_wait_ms,
 		   tcptw_test_tw_syn_unhash_wait_ms, uint, 0644);
 MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
@@ -183,3 +183,36 @@ unsigned int tcptw_test_group_walks;
 module_param_named(test_group_walks, tcptw_test_group_walks, uint, 0444);
 MODULE_PARM_DESC(test_group_walks,
 		 "test build: walks of an SO_REUSEPORT group for a listeners row's gauges (racy count, for a test's deltas)");
+
+static unsigned int tcptw_test_selftest_checks;
+module_param_named(selftest_checks, tcptw_test_selftest_checks, uint, 0444);
+MODULE_PARM_DESC(selftest_checks,
+		 "test build: the self-tests' checks passed at load (kmod/selftest/)");
+
+bool tcptw_st_check(const char *what, u64 got, u64 want, unsigned int *checks)
+{
+	if (got != want) {
+		pr_err("self-test: %s: got %llu, want %llu\n", what, got, want);
+		return false;
+	}
+	(*checks)++;
+	return true;
+}
+
+int __init tcptw_selftest(void)
+{
+	/* test_table_nest's counts are for the test that set it */
+	unsigned int nest = tcptw_test_table_nest, checks = 0;
+	bool ok;
+
+	tcptw_test_table_nest = 0;
+	ok = tcptw_table_selftest(&checks) && tcptw_ring_selftest(&checks);
+	tcptw_test_table_nest = nest;
+	if (!ok) {
+		pr_err("self-test failed after %u checks\n", checks);
+		return -ENOTRECOVERABLE;
+	}
+	tcptw_test_selftest_checks = checks;
+	pr_info("self-test: %u checks passed\n", checks);
+	return 0;
+}

@@ -34,6 +34,17 @@ void tcptw_test_tw_unhash(struct inet_timewait_sock *tw);
 /* test.c: wait for its work */
 void tcptw_test_uninit(void);
 /*
+ * The self-tests of the table and the event ring (kmod/selftest/), run
+ * at load: 0, or -ENOTRECOVERABLE after the first check that failed (in
+ * the kernel log); the checks passed are in the selftest_checks
+ * parameter. tcptw_st_check() counts one check in *@checks.
+ */
+int tcptw_selftest(void);
+bool tcptw_st_check(const char *what, u64 got, u64 want,
+		    unsigned int *checks);
+bool tcptw_table_selftest(unsigned int *checks);
+bool tcptw_ring_selftest(unsigned int *checks);
+/*
  * tcp_v{4,6}_syn_recv_sock()'s hook for a handshake's ACK (listen.c):
  * how many such ACKs reached it, and how many found the accept queue full
  * there; how many ACKs still to hold (a test writes it, each hold takes
@@ -109,6 +120,11 @@ static inline void tcptw_test_tw_unhash(struct inet_timewait_sock *tw)
 
 static inline void tcptw_test_uninit(void)
 {
+}
+
+static inline int tcptw_selftest(void)
+{
+	return 0;
 }
 
 static inline void tcptw_test_table_row_copied(unsigned int rows)

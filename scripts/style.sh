@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # style.sh: the style checks of STYLE.md section 9, as TAP on stdout.
-#   checkpatch --strict over kmod/*.[ch], kmod/compat/*.[ch] and
+#   checkpatch --strict over kmod/*.[ch] (and kmod/selftest/), kmod/compat/*.[ch] and
 #   userspace/*.[ch], with --codespell when the dictionary is installed,
 #   plus the rule that LINUX_VERSION_CODE appears nowhere in kmod/ (the
 #   version facts no header tells live in kmod/compat/Kbuild.include,
@@ -76,7 +76,7 @@ trap 'rm -f .checkpatch-camelcase.*' EXIT
 
 echo "1..10"
 shopt -s nullglob
-checkpatch_files "checkpatch kmod" kmod/*.[ch] kmod/uapi/*.h
+checkpatch_files "checkpatch kmod" kmod/*.[ch] kmod/uapi/*.h kmod/selftest/*.c
 checkpatch_files "checkpatch kmod/compat" kmod/compat/*.[ch]
 # Userspace has no u64/__printf: the kernel-only spellings can't apply there.
 checkpatch_files "checkpatch userspace" userspace/*.[ch] -- \

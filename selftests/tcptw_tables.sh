@@ -407,7 +407,48 @@ test_nest()
 	log_test "$name"
 }
 
+# The test build's self-tests of the table and the event ring
+# (kmod/selftest/), run by its insmod: every check ran and passed. The
+# count is worked out here from what each check covers: the table's LRU
+# case (2, then each of ST_KEYS = TABLE_WAYS + 3 keys: kept or not, and
+# for the TABLE_WAYS kept 10 columns and the last update), its batch case
+# (10), the ring's lap of N + 5 events (each readable or not, the N kept:
+# payload and type) and its busy slot and reset (3). A self-test that
+# failed fails the insmod, its check in the kernel log.
+test_selftest()
+{
+	local name="tables: the test build's self-tests at load: table and event ring, every check passed"
+	local par=/sys/module/tcptw/parameters ways=8 cols=10 keys n want logged
+
+	test_begin "selftest"
+	if ! have_test_build; then
+		skip_test "no test build (TCPTW_TEST_KO unset: scripts/check.sh builds it)"
+		log_test "$name"
+		return
+	fi
+	keys=$((ways + 3)) n=64
+	want=$((2 + keys + ways * (cols + 1) + 10 + (n + 5) + 2 * n + 3))
+	logged=$(dmesg | grep -c "tcptw: self-test: $want checks passed")
+	if ! reload_with "$TCPTW_TEST_KO" event_ring_size=$n; then
+		check_err 1 "insmod of the test build failed: $(dmesg | grep 'tcptw: self-test' | tail -n 3)"
+		reload
+		log_test "$name"
+		return
+	fi
+	check_eq "selftest_checks" "$(cat $par/selftest_checks)" "$want"
+	check_eq "kernel log: self-test passed, once more" \
+		"$(dmesg | grep -c "tcptw: self-test: $want checks passed")" \
+		$((logged + 1))
+	check_eq "test_table_rows_max after the self-test" \
+		"$(cat $par/test_table_rows_max)" 0
+	if ! reload; then
+		check_err 1 "cannot load tcptw again with its defaults"
+	fi
+	log_test "$name"
+}
+
 tests_run \
+	test_selftest \
 	test_small \
 	test_default \
 	test_seeded \
