@@ -116,9 +116,7 @@ def sc_syn_paws():
     t.c(40000, 9000, 0, SYN)
     t.s(40000, 502, 102, ACK)
     t.c(40000, 102, 0, RST)
-    t.c(40000, 9000, 0, SYN)
-    t.s(40000, 7000, 9001, SYN | ACK)
-    t.c(40000, 9001, 7001, ACK)
+    t.handshake(40000, 9000, 7000)
     return t, {"syn": 3, "syn_retrans": 1, "syn_tw": 1, "syn_tw_refused": 1,
                "syn_tw_acked": 1, "rst_client": 1, "rst_client_tw": 1,
                "syn_recycled": 0, "seg_tw_server": 0, "conns": 2}
@@ -128,11 +126,19 @@ def sc_recycled():
     # a new SYN the server's TIME_WAIT socket hands to the listener
     t = Trace()
     server_first(t, 40000, False)
-    t.c(40000, 9000, 0, SYN)
-    t.s(40000, 7000, 9001, SYN | ACK)
-    t.c(40000, 9001, 7001, ACK)
+    t.handshake(40000, 9000, 7000)
     return t, {"syn_tw": 1, "syn_recycled": 1, "syn_tw_refused": 0,
                "conns": 2}
+
+
+def rst_then_connect(seq):
+    """a connection the server closed first (its TIME_WAIT socket's
+    rcv_nxt is 102), a client RST at SEQ, then a new connection"""
+    t = Trace()
+    server_first(t, 40000, False)
+    t.c(40000, seq, 0, RST)
+    t.handshake(40000, 9000, 7000)
+    return t
 
 
 def sc_stale_rst():
@@ -140,27 +146,17 @@ def sc_stale_rst():
     # the client's RST answers it with that FIN's ACK as its sequence,
     # one below the server's TIME_WAIT socket's rcv_nxt, which ignores it
     # and then hands the next SYN to the listener
-    t = Trace()
-    server_first(t, 40000, False)
-    t.c(40000, 101, 0, RST)
-    t.c(40000, 9000, 0, SYN)
-    t.s(40000, 7000, 9001, SYN | ACK)
-    t.c(40000, 9001, 7001, ACK)
-    return t, {"rst_client": 1, "seg_tw_server": 1, "rst_client_tw": 0,
-               "syn_tw": 1, "syn_recycled": 1, "conns": 2}
+    return rst_then_connect(101), {
+        "rst_client": 1, "seg_tw_server": 1, "rst_client_tw": 0,
+        "syn_tw": 1, "syn_recycled": 1, "conns": 2}
 
 
 def sc_rst_in_window():
     # a RST at the TIME_WAIT socket's rcv_nxt ends it: the next SYN finds
     # only the listener
-    t = Trace()
-    server_first(t, 40000, False)
-    t.c(40000, 102, 0, RST)
-    t.c(40000, 9000, 0, SYN)
-    t.s(40000, 7000, 9001, SYN | ACK)
-    t.c(40000, 9001, 7001, ACK)
-    return t, {"rst_client": 1, "seg_tw_server": 1, "syn_tw": 0,
-               "syn_recycled": 0, "conns": 2}
+    return rst_then_connect(102), {
+        "rst_client": 1, "seg_tw_server": 1, "syn_tw": 0,
+        "syn_recycled": 0, "conns": 2}
 
 
 SCENARIOS = [sc_piggyback, sc_split, sc_fin_retrans, sc_client_tw,
