@@ -16,7 +16,7 @@ KDIR := $(RUNNING_KDIR)
 endif
 endif
 
-.PHONY: all kmod userspace selftests check demo examples bench soak coverage seeds packetdrill style sparse \
+.PHONY: all kmod userspace selftests check demo examples bench soak coverage fault kcsan seeds packetdrill style sparse \
 	install clean deps deb
 
 all: kmod userspace selftests
@@ -67,6 +67,19 @@ soak:
 # lane with KERNEL=6.1-debug or 7.2-debug.
 coverage:
 	scripts/coverage-lane.sh $(KERNEL)
+
+# The fault lane in one guest of a debug kernel (docs/testing.md: Lanes):
+# every allocation of tcptw's load, namespace init, /proc reads, control
+# writes and conntrack attach failed in turn (fail-nth). KERNEL=7.2-debug
+# for the other one.
+fault:
+	scripts/fault-lane.sh $(if $(filter %-debug,$(KERNEL)),$(KERNEL),6.1-debug)
+
+# The KCSAN lane in one two-vCPU guest of 7.2-kcsan (docs/testing.md:
+# Lanes): the coverage set, the opened races and the floods under the
+# data race detector.
+kcsan:
+	scripts/kcsan-lane.sh 7.2-kcsan
 
 # The field reports with their own tools (ab, wrk, nginx, php-fpm),
 # selftests/tcptw_seed_*.sh, in one guest of $(KERNEL), whichever kernel it

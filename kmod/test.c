@@ -5,6 +5,7 @@
  * The test build's knobs (test.h). Only compiled with TCPTW_TEST=1.
  */
 #include <linux/moduleparam.h>
+#include <linux/sched.h>
 #include <linux/workqueue.h>
 #include <net/inet_timewait_sock.h>
 
@@ -49,6 +50,28 @@ module_param_named(test_tw_syn_unhash_wait_ms,
 		   tcptw_test_tw_syn_unhash_wait_ms, uint, 0644);
 MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
 		 "test build: ms the verdict waits for test_tw_syn_unhash's worker before it gives up (at most 1000)");
+
+static int tcptw_test_failnth_enter = -1;
+module_param_named(test_failnth_enter, tcptw_test_failnth_enter, int, 0644);
+MODULE_PARM_DESC(test_failnth_enter,
+		 "test build: the creating task's fail-nth left at the last netns init's entry (-1: none since set)");
+
+static int tcptw_test_failnth_exit = -1;
+module_param_named(test_failnth_exit, tcptw_test_failnth_exit, int, 0644);
+MODULE_PARM_DESC(test_failnth_exit,
+		 "test build: the same at its exit");
+
+void tcptw_test_failnth_mark(bool exit)
+{
+#ifdef CONFIG_FAULT_INJECTION
+	int left = min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX);
+
+	if (exit)
+		WRITE_ONCE(tcptw_test_failnth_exit, left);
+	else
+		WRITE_ONCE(tcptw_test_failnth_enter, left);
+#endif
+}
 
 /*
  * One unhash at a time: inet_twsk_deschedule_put() on another CPU's

@@ -57,6 +57,14 @@ extern unsigned int tcptw_test_ack_holds;
 extern unsigned int tcptw_test_ack_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
+/*
+ * The creating task's fail-nth left at tcptw_net_init()'s entry, then at
+ * its exit (pernet.c; parameters test_failnth_enter and _exit, -1 until
+ * a namespace is made): which of the allocations a fail-nth sweep counts
+ * are tcptw's (scripts/fault-lane.sh). Without CONFIG_FAULT_INJECTION,
+ * nothing.
+ */
+void tcptw_test_failnth_mark(bool exit);
 /* the most table rows one read section copied (table.c) */
 extern unsigned int tcptw_test_table_rows_max;
 /*
@@ -111,6 +119,10 @@ static inline void tcptw_test_ack_hold(const struct sock *sk)
 }
 #else
 static inline void tcptw_test_coexist_uninit(void)
+{
+}
+
+static inline void tcptw_test_failnth_mark(bool exit)
 {
 }
 

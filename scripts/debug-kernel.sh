@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # Copyright (c) 2025 The tcptw authors.
 #
-# debug-kernel.sh build [PKG]   build (or reuse) the debug kernel; prints
-#                               its info lines (VERSION= RELEASE= IMAGE=
-#                               KDIR= KEY= MAKE_SECONDS=) on stdout
-# debug-kernel.sh key [PKG]     the cache key it would use: SRCVERSION-CONFIGHASH
+# debug-kernel.sh build [PKG [FLAVOUR]]  build (or reuse) the debug kernel;
+#                               prints its info lines (VERSION= RELEASE=
+#                               IMAGE= KDIR= KEY= MAKE_SECONDS=) on stdout
+# debug-kernel.sh key [PKG [FLAVOUR]]    the cache key it would use:
+#                               SRCVERSION-CONFIGHASH
 #
 # The kernel of the debug lane (docs/testing.md: Lanes): Debian's PKG source
 # (default linux-source-6.1; apt-get download + dpkg-deb -x, never
@@ -13,6 +14,12 @@
 # scripts/debug-kernel.config (KASAN, lockdep, kmemleak, what the
 # selftests and a virtme-ng 9p guest need, little else) + the series'
 # own scripts/debug-kernel-SERIES.config if there is one.
+#
+# FLAVOUR kcsan (the KCSAN lane, docs/testing.md: Lanes): the same, but
+# the data race detector instead of the checkers (KASAN and KCSAN exclude
+# each other): debug-kernel.config without its "the checkers" section,
+# plus scripts/debug-kernel-kcsan.config. Its trees are kept apart
+# (cfg/VER-kcsan, build/VER-kcsan).
 #
 # Everything lives outside the clone, so `make clean` or a fresh clone
 # keeps it: $TCPTW_DEBUG_CACHE, default ${XDG_CACHE_HOME:-~/.cache}/tcptw/debug-kernel/
@@ -40,7 +47,13 @@ log() { echo "debug-kernel.sh: $*" >&2; }
 [ $# -ge 1 ] || { sed -n '4,8s/^# \{0,1\}//p' "$0" >&2; exit 2; }
 cmd=$1
 pkg=${2:-linux-source-6.1}
+flavour=${3:-debug}
 series=${pkg#linux-source-}
+case $flavour in
+debug)	sfx= ;;
+kcsan)	sfx=-kcsan ;;
+*)	die "unknown flavour '$flavour' (debug or kcsan)" ;;
+esac
 # what one series needs on top (7.2: fprobes, the backend tcptw uses there)
 SERIES_FRAGMENT=$REPO/scripts/debug-kernel-$series.config
 [ -f "$SERIES_FRAGMENT" ] || SERIES_FRAGMENT=/dev/null
@@ -49,6 +62,16 @@ mkdir -p "$DK"
 exec 9>"$DK/.lock"
 flock 9
 
+if [ "$flavour" = kcsan ]; then
+	# the base without its checkers and its LOCALVERSION, then KCSAN's
+	mkdir -p "$DK/cfg"
+	sed -e '/^# --- the checkers/,/^# --- what tcptw hooks/{/^\(# \)\{0,1\}CONFIG_/d}' \
+		-e '/^CONFIG_LOCALVERSION=/d' "$FRAGMENT" >"$DK/cfg/fragment-kcsan.tmp"
+	cat "$REPO/scripts/debug-kernel-kcsan.config" >>"$DK/cfg/fragment-kcsan.tmp"
+	mv "$DK/cfg/fragment-kcsan.tmp" "$DK/cfg/fragment-kcsan"
+	FRAGMENT=$DK/cfg/fragment-kcsan
+fi
+
 # the newest version apt knows; offline, the newest one already here
 ver=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
 if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
@@ -56,7 +79,7 @@ if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
 	[ -n "$ver" ] || die "apt knows no $pkg and none is cached"
 fi
 src=$DK/src/$ver
-bld=$DK/build/$ver
+bld=$DK/build/$ver$sfx
 
 if [ ! -f "$src/.tcptw-extracted" ]; then
 	deb=$DK/debs/${pkg}_${ver}_all.deb
@@ -78,7 +101,7 @@ fi
 # The final .config, generated in a scratch tree (20 s) and checked:
 # every line of the fragment must have survived olddefconfig. Its key is
 # remembered per input (source version, fragment, compiler, this script).
-cfg=$DK/cfg/$ver
+cfg=$DK/cfg/$ver$sfx
 mkdir -p "$cfg"
 inputs=$({ echo "$ver"; gcc --version | head -n 1; cat "$FRAGMENT" "$SERIES_FRAGMENT" "$0"; } | sha256sum | cut -c1-16)
 if [ -s "$cfg/key.$inputs" ]; then

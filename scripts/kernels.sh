@@ -48,10 +48,13 @@ KERNEL_TABLE='
 # into ~/.cache/tcptw/, outside the clone. They are not in `list` (so not
 # in `make check KERNELS=all` nor CI): name them, `make check
 # KERNELS=6.1-debug`. Modules are built on the host against the build tree.
-# name      source package    slow  memory
+# 7.2-kcsan is the KCSAN lane's (scripts/kcsan-lane.sh): the data race
+# detector instead of KASAN, lockdep and kmemleak (flavour kcsan).
+# name      source package    slow  memory flavour
 DEBUG_TABLE='
-6.1-debug   linux-source-6.1  16    3G
-7.2-debug   linux-source-7.2  16    3G'
+6.1-debug   linux-source-6.1  16    3G     debug
+7.2-debug   linux-source-7.2  16    3G     debug
+7.2-kcsan   linux-source-7.2  8     2G     kcsan'
 # slow: KASAN inline + lockdep + kmemleak under TCG: scripts took 8 to 23
 #       times as long as on the stock 6.1 (factor 2) here, 23 with two
 #       debug guests sharing the 2 cores.
@@ -234,7 +237,7 @@ pkg_version() {
 fetch_debug() {
 	local k=$1 dir=$CACHE/kernels/$1
 	mkdir -p "$dir"
-	"$REPO/scripts/debug-kernel.sh" build "$(col "$k" 2)" >"$dir/info.tmp" ||
+	"$REPO/scripts/debug-kernel.sh" build "$(col "$k" 2)" "$(col "$k" 5)" >"$dir/info.tmp" ||
 		die "cannot build debug kernel $k (scripts/debug-kernel.sh)"
 	mv "$dir/info.tmp" "$dir/info"
 }

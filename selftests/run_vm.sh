@@ -196,20 +196,79 @@ if [ -n "$kmemleak" ]; then
 	fi
 fi
 
+# The kernel log since the start. With TCPTW_FAULTS=1 (the fault lane,
+# scripts/fault-lane.sh), without the kernel's own warnings of the
+# allocations the lane made fail on purpose (warn_alloc(): "page
+# allocation failure" or "vmalloc error", then a stack dump up to its
+# "</TASK>", then the memory summary, whose lines name no report).
+# With TCPTW_KCSAN=1 (the KCSAN lane, scripts/kcsan-lane.sh), without
+# KCSAN's reports, which kcsan_reports sorts.
+run_log()
+{
+	dmesg | tail -n +$((dmesg_start + 1)) |
+	if [ "${TCPTW_FAULTS:-0}" = 1 ]; then
+		awk '
+			/page allocation failure|vmalloc error|: vmalloc: allocation failure/ { skip = 1 }
+			!skip { print }
+			skip && /<\/TASK>/ { skip = 0 }'
+	else
+		cat
+	fi |
+	if [ "${TCPTW_KCSAN:-0}" = 1 ]; then
+		awk '/BUG: KCSAN:/ { skip = 1 } !skip { print } skip && /====================/ { skip = 0 }'
+	else
+		cat
+	fi
+}
+
+# kcsan_reports ours|theirs : the first line of each KCSAN report since
+# the start with a frame in tcptw ("[tcptw]") or without one
+kcsan_reports()
+{
+	dmesg | tail -n +$((dmesg_start + 1)) | awk -v want="$1" '
+		/BUG: KCSAN:/ { inb = 1; first = $0; ours = 0; next }
+		inb && /\[tcptw\]/ { ours = 1 }
+		inb && /====================/ {
+			inb = 0
+			if ((want == "ours") == ours)
+				print first
+		}'
+}
+
 # the reports' first lines (lockdep's and KASAN's say BUG: or WARNING:
 # too; listed for whoever greps for them)
-bad=$(dmesg | tail -n +$((dmesg_start + 1)) |
-	grep -E "$REPORT_RE_RUN")
+bad=$(run_log | grep -E "$REPORT_RE_RUN")
 if [ -n "$bad" ]; then
 	echo "not ok - selftests: tcptw: kernel log clean"
 	echo "$bad" | head -n 40 | sed 's/^/# /'
 	# the first report whole (80 lines): the stack, lockdep's locks held
-	dmesg | tail -n +$((dmesg_start + 1)) |
+	run_log |
 		grep -E -m 1 -A 80 'BUG|WARNING|Oops|general protection' |
 		sed 's/^/# | /'
 	rc=1
 else
 	echo "# kernel log since the start: no BUG/WARNING/Oops/KASAN/lockdep report"
+fi
+if [ "${TCPTW_KCSAN:-0}" = 1 ]; then
+	theirs=$(kcsan_reports theirs | sort | uniq -c | sort -rn)
+	ours=$(kcsan_reports ours | sort | uniq -c | sort -rn)
+	if [ -n "$theirs" ]; then
+		echo "# KCSAN: races with no frame of tcptw's (the kernel's own, not this lane's):"
+		echo "$theirs" | head -n 20 | sed 's/^/#   /'
+	fi
+	if [ -n "$ours" ]; then
+		echo "not ok - selftests: tcptw: KCSAN: no data race in tcptw"
+		echo "$ours" | sed 's/^/# /'
+		dmesg | tail -n +$((dmesg_start + 1)) |
+			awk '/BUG: KCSAN:/ { inb = 1; n = 0; buf = "" }
+			inb { buf = buf $0 "\n" }
+			inb && /\[tcptw\]/ { ours = 1 }
+			inb && /====================/ { inb = 0; if (ours && shown++ < 3) printf "%s", buf; ours = 0 }' |
+			sed 's/^/# | /'
+		rc=1
+	else
+		echo "ok - selftests: tcptw: KCSAN: no data race in tcptw ($(kcsan_reports theirs | wc -l) reports of the kernel's own)"
+	fi
 fi
 if [ $lockdep = 1 ] && ! lockdep_on; then
 	echo "not ok - selftests: tcptw: lockdep still on at the end"

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Copyright (C) 2026 The tcptw authors.
+ *
+ * tcptw_failnth N OP [ARGS...]: run one operation with the kernel's
+ * fault injection set to fail exactly the Nth allocation this thread
+ * makes from there (/proc/thread-self/fail-nth, CONFIG_FAULT_INJECTION;
+ * failslab and fail_page_alloc decide which allocations count), then
+ * print what happened on one line:
+ *
+ *   op=OP n=N ret=R errno=NAME calls=C failed=0|1
+ *
+ * calls is how many allocations counted before the operation ended (N or
+ * more when failed=1, the Nth failed). Everything the operation needs is
+ * opened before fail-nth is set, so the count is the operation's own.
+ *
+ * OPs:
+ *   insmod FILE [PARAMS]   finit_module() of FILE
+ *   netns [CMD [ARGS...]]  unshare(CLONE_NEWNET); with CMD, fail-nth off,
+ *                          CMD is run in the new namespace (exec)
+ *   read FILE              open(), read() to the end, close()
+ *   write FILE DATA        open(), one write() of DATA, close()
+ *
+ * Exit status: 0 once it printed the line (the operation's own result is
+ * in it; netns with CMD: CMD's), 2 on bad arguments, 1 if fail-nth
+ * cannot be used.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static char buf[65536];
+
+static int failnth_fd = -1;
+
+static void failnth_set(unsigned long n)
+{
+	char s[32];
+	int len = snprintf(s, sizeof(s), "%lu", n);
+
+	if (pwrite(failnth_fd, s, len, 0) != len) {
+		perror("tcptw_failnth: /proc/thread-self/fail-nth");
+		exit(1);
+	}
+}
+
+/* what is left of N: 0 once the Nth allocation was made to fail */
+static unsigned long failnth_left(void)
+{
+	char s[32];
+	ssize_t len = pread(failnth_fd, s, sizeof(s) - 1, 0);
+
+	if (len <= 0) {
+		perror("tcptw_failnth: /proc/thread-self/fail-nth");
+		exit(1);
+	}
+	s[len] = '\0';
+	return strtoul(s, NULL, 10);
+}
+
+static void usage(void)
+{
+	fprintf(stderr,
+		"usage: tcptw_failnth N insmod FILE [PARAMS]\n"
+		"       tcptw_failnth N netns [CMD [ARGS...]]\n"
+		"       tcptw_failnth N read FILE\n"
+		"       tcptw_failnth N write FILE DATA\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n, left, calls;
+	const char *op;
+	char *end;
+	long ret;
+	int fd = -1, err;
+
+	if (argc < 3)
+		usage();
+	errno = 0;
+	n = strtoul(argv[1], &end, 10);
+	if (errno || *end || !n || n > UINT_MAX)
+		usage();
+	op = argv[2];
+	if ((!strcmp(op, "insmod") && (argc < 4 || argc > 5)) ||
+	    (!strcmp(op, "read") && argc != 4) ||
+	    (!strcmp(op, "write") && argc != 5))
+		usage();
+	if (strcmp(op, "insmod") && strcmp(op, "netns") &&
+	    strcmp(op, "read") && strcmp(op, "write"))
+		usage();
+
+	failnth_fd = open("/proc/thread-self/fail-nth", O_RDWR);
+	if (failnth_fd < 0) {
+		perror("tcptw_failnth: /proc/thread-self/fail-nth (CONFIG_FAULT_INJECTION)");
+		return 1;
+	}
+	if (!strcmp(op, "insmod")) {
+		fd = open(argv[3], O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			perror(argv[3]);
+			return 1;
+		}
+	}
+
+	failnth_set(n);
+	if (!strcmp(op, "insmod")) {
+		ret = syscall(SYS_finit_module, fd, argc > 4 ? argv[4] : "", 0);
+	} else if (!strcmp(op, "netns")) {
+		ret = unshare(CLONE_NEWNET);
+	} else if (!strcmp(op, "read")) {
+		ret = open(argv[3], O_RDONLY | O_CLOEXEC);
+		if (ret >= 0) {
+			fd = ret;
+			do {
+				ret = read(fd, buf, sizeof(buf));
+			} while (ret > 0);
+			err = errno;
+			close(fd);
+			errno = err;
+		}
+	} else {
+		ret = open(argv[3], O_WRONLY | O_CLOEXEC);
+		if (ret >= 0) {
+			fd = ret;
+			ret = write(fd, argv[4], strlen(argv[4]));
+			err = errno;
+			close(fd);
+			errno = err;
+		}
+	}
+	err = ret < 0 ? errno : 0;
+	left = failnth_left();
+	failnth_set(0);
+
+	calls = left ? n - left : n;
+	printf("op=%s n=%lu ret=%ld errno=%s calls=%lu failed=%d\n", op, n,
+	       ret < 0 ? -1L : ret > 0 ? 1L : 0L,
+	       err ? strerrorname_np(err) : "0", calls, !left);
+	fflush(stdout);
+
+	if (!strcmp(op, "netns") && !ret && argc > 3) {
+		close(failnth_fd);
+		execvp(argv[3], argv + 3);
+		perror(argv[3]);
+		return 127;
+	}
+	return 0;
+}
