@@ -16,6 +16,7 @@ static int __init tcptw_init(void)
 {
 	int err;
 
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, false);
 	tcptw_mem_init();
 	/* the test build's self-tests of the table and the ring */
 	err = tcptw_selftest();
@@ -30,6 +31,7 @@ static int __init tcptw_init(void)
 		goto err_uninit_pernet;
 	tcptw_pernet_rebase();
 	pr_info("loaded (%s)\n", TCPTW_VERSION);
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, true);
 	return 0;
 
 err_uninit_pernet:

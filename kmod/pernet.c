@@ -187,7 +187,7 @@ static int __net_init tcptw_net_init(struct net *net)
 	struct tcptw_net *tn = net_generic(net, tcptw_net_id);
 	struct tcptw_state *st;
 
-	tcptw_test_failnth_mark(false);
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_NETNS, false);
 	st = kzalloc(sizeof(*st), GFP_KERNEL_ACCOUNT | __GFP_NOWARN);
 	if (!st)
 		goto untracked;
@@ -213,14 +213,14 @@ static int __net_init tcptw_net_init(struct net *net)
 	if (tcptw_proc_net_init(net))
 		goto err_free_state;
 	rcu_assign_pointer(tn->state, st);
-	tcptw_test_failnth_mark(true);
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_NETNS, true);
 	return 0;
 
 err_free_state:
 	state_free(st);
 untracked:
 	pr_warn_ratelimited("out of memory: a new netns is not tracked\n");
-	tcptw_test_failnth_mark(true);
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_NETNS, true);
 	return 0;
 }
 

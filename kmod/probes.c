@@ -152,6 +152,7 @@ static int module_event(struct notifier_block *nb, unsigned long action,
 
 	if (action != MODULE_STATE_LIVE && action != MODULE_STATE_GOING)
 		return NOTIFY_DONE;
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_NOTIFIER, false);
 	mutex_lock(&probes_lock);
 	for (n = 0; (p = tcptw_probe_at(n)); n++) {
 		if (!p->module || strcmp(p->module, mod->name))
@@ -163,6 +164,7 @@ static int module_event(struct notifier_block *nb, unsigned long action,
 			detach(p, false);	/* no module tracepoints */
 	}
 	mutex_unlock(&probes_lock);
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_NOTIFIER, true);
 	return NOTIFY_DONE;
 }
 

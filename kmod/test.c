@@ -51,25 +51,27 @@ module_param_named(test_tw_syn_unhash_wait_ms,
 MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
 		 "test build: ms the verdict waits for test_tw_syn_unhash's worker before it gives up (at most 1000)");
 
-static int tcptw_test_failnth_enter = -1;
-module_param_named(test_failnth_enter, tcptw_test_failnth_enter, int, 0644);
+static int tcptw_test_failnth_enter[TCPTW_FAILNTH_NR] = { -1, -1, -1 };
+module_param_array_named(test_failnth_enter, tcptw_test_failnth_enter, int,
+			 NULL, 0644);
 MODULE_PARM_DESC(test_failnth_enter,
-		 "test build: the creating task's fail-nth left at the last netns init's entry (-1: none since set)");
+		 "test build: the task's fail-nth left at the last entry of tcptw_init(), a netns init, the module notifier (-1: none since set)");
 
-static int tcptw_test_failnth_exit = -1;
-module_param_named(test_failnth_exit, tcptw_test_failnth_exit, int, 0644);
+static int tcptw_test_failnth_exit[TCPTW_FAILNTH_NR] = { -1, -1, -1 };
+module_param_array_named(test_failnth_exit, tcptw_test_failnth_exit, int,
+			 NULL, 0644);
 MODULE_PARM_DESC(test_failnth_exit,
-		 "test build: the same at its exit");
+		 "test build: the same at their exits");
 
-void tcptw_test_failnth_mark(bool exit)
+void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {
 #ifdef CONFIG_FAULT_INJECTION
 	int left = min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX);
 
 	if (exit)
-		WRITE_ONCE(tcptw_test_failnth_exit, left);
+		WRITE_ONCE(tcptw_test_failnth_exit[where], left);
 	else
-		WRITE_ONCE(tcptw_test_failnth_enter, left);
+		WRITE_ONCE(tcptw_test_failnth_enter[where], left);
 #endif
 }
 

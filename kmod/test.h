@@ -16,6 +16,13 @@
 
 struct inet_timewait_sock;
 
+enum tcptw_failnth_where {
+	TCPTW_FAILNTH_LOAD,
+	TCPTW_FAILNTH_NETNS,
+	TCPTW_FAILNTH_NOTIFIER,
+	TCPTW_FAILNTH_NR,
+};
+
 #ifdef TCPTW_TEST
 /* ms to sleep between the module notifier and the first attach (probes.c) */
 extern unsigned int tcptw_test_attach_delay_ms;
@@ -58,13 +65,14 @@ extern unsigned int tcptw_test_ack_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
 /*
- * The creating task's fail-nth left at tcptw_net_init()'s entry, then at
- * its exit (pernet.c; parameters test_failnth_enter and _exit, -1 until
- * a namespace is made): which of the allocations a fail-nth sweep counts
- * are tcptw's (scripts/fault-lane.sh). Without CONFIG_FAULT_INJECTION,
+ * The task's fail-nth left at the entry, then at the exit, of tcptw_init()
+ * (main.c), tcptw_net_init() (pernet.c) and the module notifier
+ * (probes.c): parameters test_failnth_enter and _exit, one column each,
+ * -1 until it runs: which of the allocations a fail-nth sweep counts are
+ * tcptw's (selftests/fault_sweep.sh). Without CONFIG_FAULT_INJECTION,
  * nothing.
  */
-void tcptw_test_failnth_mark(bool exit);
+void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit);
 /* the most table rows one read section copied (table.c) */
 extern unsigned int tcptw_test_table_rows_max;
 /*
@@ -122,7 +130,8 @@ static inline void tcptw_test_coexist_uninit(void)
 {
 }
 
-static inline void tcptw_test_failnth_mark(bool exit)
+static inline void tcptw_test_failnth_mark(enum tcptw_failnth_where where,
+					   bool exit)
 {
 }
 

@@ -14,9 +14,10 @@
 # sleep and every order (ignore-gfp-wait N, min-order 0), quietly
 # (verbose 0); __GFP_NOFAIL ones never count. After each failure:
 #
-#  insmod      tcptw (the normal build, stripped of its debug sections so
-#              that reading it costs tens of pages, not thousands), two
-#              namespaces besides the initial one:
+#  insmod      the test build (stripped of its debug sections, small
+#              tables), two namespaces besides the initial one; only the
+#              allocations of tcptw_init() (the test build says which:
+#              test_failnth_enter/_exit), not the module loader's:
 #              either loaded, then working (counters, probes read) and
 #              unloaded, or refused with ENOMEM, then gone for good: not
 #              in /proc/modules, no /proc/net/tcptw, nothing of tcptw's in
@@ -87,12 +88,16 @@ fault_setup
 
 TMP=$(mktemp -d /tmp/tcptw-fault.XXXXXX)
 KO=$TMP/tcptw.ko
-strip --strip-debug -o "$KO" "$TCPTW_KO"
+strip --strip-debug -o "$KO" "$TCPTW_TEST_KO"
+# the load's sweep with tables and a ring of one kmalloc() each (the
+# namespace's sweep has the default sizes: their pages one by one)
+KO_PARAMS="event_ring_size=16 peer_table_size=8 listener_table_size=8"
 
 test_cleanup()
 {
 	[ "${CT_WAS_LOADED:-1}" = 1 ] || rmmod nf_conntrack 2>/dev/null
-	grep -q '^tcptw ' /proc/modules || insmod "$TCPTW_KO"
+	rmmod tcptw 2>/dev/null
+	insmod "$TCPTW_KO"
 	rm -rf "$TMP"
 }
 
@@ -134,10 +139,27 @@ tallies()
 	echo "${s# }"
 }
 
+# The test build's fail-nth marks (kmod/test.h): mark enter|exit
+# load|netns|notifier, and marks_clear
+mark()
+{
+	local col
+
+	case $2 in load) col=1 ;; netns) col=2 ;; *) col=3 ;; esac
+	cut -d, -f$col $PAR/test_failnth_$1 2>/dev/null || echo -1
+}
+
+marks_clear()
+{
+	echo -1,-1,-1 >$PAR/test_failnth_enter
+	echo -1,-1,-1 >$PAR/test_failnth_exit
+}
+
 test_insmod()
 {
-	local name="fault: insmod: every allocation failed in turn, refused with ENOMEM or loaded and working; nothing left behind"
-	local n line failed err ret stale points=0 untracked0 untracked ns u
+	local name="fault: insmod: each of tcptw_init()'s allocations failed in turn, refused with ENOMEM or loaded and working; nothing left behind"
+	local big=1000000 n k line failed err ret stale points=0 untracked0 untracked
+	local base count enter exit ns u
 
 	test_begin "insmod"
 	OUT=()
@@ -145,21 +167,42 @@ test_insmod()
 	# tcptw's part of each, and undoes those made when a later one fails
 	setup_ns NSA NSB || { check_err 1 "setup_ns"; log_test "$name"; return; }
 	rmmod tcptw || { check_err 1 "rmmod tcptw"; log_test "$name"; return; }
+	# where tcptw_init() lies in the count of a load (the loader's own
+	# allocations come first: the kernel's, not swept)
+	line=$("$FAILNTH" $big insmod "$KO" "$KO_PARAMS")
+	enter=$(mark enter load) exit=$(mark exit load)
+	rmmod tcptw
+	if [ "$(field ret "$line")" != 0 ] || [ "$enter" -le 0 ] ||
+	   [ "$exit" -le 0 ]; then
+		check_err 1 "no fail-nth marks from tcptw_init(): '$line' $enter $exit"
+		insmod "$TCPTW_KO"
+		cleanup_ns "$NSA" "$NSB"
+		log_test "$name"
+		return
+	fi
+	base=$((big - enter)) count=$((enter - exit))
+	diag "insmod: $((base + count)) allocations counted, tcptw_init()'s: $count (from the $((base + 1))th)"
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
-	for ((n = 1; n <= MAX_POINTS + 1; n++)); do
-		line=$("$FAILNTH" $n insmod "$KO")
+	for ((k = 1; k <= count + 1 && k <= MAX_POINTS + 1; k++)); do
+		n=$((base + k))
+		line=$("$FAILNTH" $n insmod "$KO" "$KO_PARAMS")
 		failed=$(field failed "$line") ret=$(field ret "$line")
 		err=$(field errno "$line")
-		if [ "$failed" != 1 ]; then
-			check_eq "insmod with no allocation failed" "$ret" 0
-			break
+		if [ "$ret" = 0 ]; then
+			enter=$(mark enter load) exit=$(mark exit load)
+			[ "$enter" = "$k" ] ||
+				diag "k=$k: aimed at tcptw_init()'s ${k}th, it saw $enter left"
+			if [ "$exit" != 0 ] && [ "$failed" != 1 ]; then
+				rmmod tcptw
+				break
+			fi
 		fi
-		points=$n
+		points=$k
 		if [ "$ret" = 0 ]; then
 			# degraded, and saying so: a namespace not tracked
-			# (the kernel log says it), or a hook not
-			# attached (probes gives its error)
+			# (the kernel log says it), or a hook not attached
+			# (probes gives its error)
 			u=0
 			for ns in "$NSA" "$NSB"; do
 				ip netns exec "$ns" test -d $TCPTW_PROC || u=$((u + 1))
@@ -170,36 +213,38 @@ test_insmod()
 				untracked=$((untracked + u))
 			elif ! timeout 20 cat $TCPTW_PROC/counters $TCPTW_PROC/status \
 				>/dev/null; then
-				check_err 1 "N=$n: loaded, but its files cannot be read"
+				check_err 1 "k=$k: loaded, but its files cannot be read"
 			elif grep -q 'error:' $TCPTW_PROC/probes; then
 				tally loaded,hook-error
+			elif grep -q nomem $TCPTW_PROC/status; then
+				tally loaded,nomem
 			else
 				tally loaded
 			fi
-			rmmod tcptw || { check_err 1 "N=$n: rmmod"; break; }
+			rmmod tcptw || { check_err 1 "k=$k: rmmod"; break; }
 		else
 			tally "$err"
 			[ "$err" = ENOMEM ] ||
-				check_err 1 "N=$n: refused with $err, not ENOMEM"
+				check_err 1 "k=$k: refused with $err, not ENOMEM"
 			grep -q '^tcptw ' /proc/modules &&
-				{ check_err 1 "N=$n: refused, yet in /proc/modules"; break; }
+				{ check_err 1 "k=$k: refused, yet in /proc/modules"; break; }
 			[ -e $TCPTW_PROC ] &&
-				check_err 1 "N=$n: refused, yet $TCPTW_PROC is there"
+				check_err 1 "k=$k: refused, yet $TCPTW_PROC is there"
 		fi
 		stale=$(stale_hooks)
 		[ -z "$stale" ] ||
-			{ check_err 1 "N=$n: hooks left: $stale"; break; }
+			{ check_err 1 "k=$k: hooks left: $stale"; break; }
 	done
-	diag "insmod: $points injection points: $(tallies)"
+	diag "insmod: $points injection points in tcptw_init(): $(tallies)"
 	check_gt "insmod: injection points" "$points" 0
+	[ "$points" -le "$MAX_POINTS" ] ||
+		check_err 1 "insmod: no end after $MAX_POINTS injection points"
 	# (ratelimited: at least one for the first, at most one each)
 	check_range "kernel log: 'a new netns is not tracked' for the namespaces loads left untracked" \
 		"$(dmesg | grep -c 'a new netns is not tracked')" \
 		$((untracked0 + (untracked > untracked0))) "$untracked"
-	[ "$points" -le "$MAX_POINTS" ] ||
-		check_err 1 "insmod: no end after $MAX_POINTS injection points"
-	grep -q '^tcptw ' /proc/modules || insmod "$TCPTW_KO" ||
-		check_err 1 "insmod without faults after the sweep"
+	grep -q '^tcptw ' /proc/modules && rmmod tcptw
+	insmod "$TCPTW_TEST_KO" || check_err 1 "insmod without faults after the sweep"
 	for ns in "$NSA" "$NSB"; do
 		ip netns exec "$ns" cat $TCPTW_PROC/counters >/dev/null ||
 			check_err 1 "$ns: no counters after the sweep's last load"
@@ -215,8 +260,7 @@ netns_once()
 {
 	local line
 
-	echo -1 >$PAR/test_failnth_enter
-	echo -1 >$PAR/test_failnth_exit
+	marks_clear
 	line=$("$FAILNTH" "$1" netns sh -c '
 		if [ -d /proc/net/tcptw ]; then
 			printf "|tracked|"
@@ -226,7 +270,7 @@ netns_once()
 		fi' | tr -d '\n')
 	# unshare() failed: no CMD ran
 	[[ $line == *"|"* ]] || line="$line|none|none"
-	echo "${line%%|*}|$(cat $PAR/test_failnth_enter)|$(cat $PAR/test_failnth_exit)|${line#*|}"
+	echo "${line%%|*}|$(mark enter netns)|$(mark exit netns)|${line#*|}"
 }
 
 test_netns()
@@ -296,12 +340,10 @@ test_netns()
 	r=$(netns_once $big)
 	check_str "a namespace made after the sweep: tracked, status" \
 		"$(cut -d'|' -f4,5 <<<"$r")" "tracked|ok"
-	reload_normal
 	log_test "$name"
 }
 
-# reload_test_build / reload_normal : tcptw as the test build (for its
-# fail-nth marks), and back
+# reload_test_build : tcptw as the test build (for its fail-nth marks)
 reload_test_build()
 {
 	rmmod tcptw && insmod "$TCPTW_TEST_KO" && return 0
@@ -309,11 +351,6 @@ reload_test_build()
 	return 1
 }
 
-reload_normal()
-{
-	rmmod tcptw && insmod "$TCPTW_KO" ||
-		check_err 1 "cannot load $TCPTW_KO again"
-}
 
 test_reads()
 {
@@ -388,8 +425,8 @@ ct_hooks()
 
 test_conntrack()
 {
-	local name="fault: nf_conntrack's load with tcptw loaded: each allocation failed in turn, loaded with tcptw's hooks attached or not, or refused with none left"
-	local ko n line failed ret err stale points=0 d
+	local name="fault: nf_conntrack's load with tcptw loaded: each allocation of tcptw's notifier failed in turn, loaded with tcptw's hooks attached or their error said"
+	local big=1000000 ko k n line ret enter exit base count points=0 d
 
 	test_begin "conntrack"
 	OUT=()
@@ -410,38 +447,48 @@ test_conntrack()
 	for d in $(modinfo -F depends nf_conntrack | tr , ' '); do
 		modprobe "$d" || { check_err 1 "modprobe $d"; log_test "$name"; return; }
 	done
-	for ((n = 1; n <= MAX_POINTS + 1; n++)); do
+	reload_test_build || { log_test "$name"; return; }
+	# where tcptw's notifier lies in the count of nf_conntrack's load
+	marks_clear
+	line=$("$FAILNTH" $big insmod "$ko")
+	enter=$(mark enter notifier) exit=$(mark exit notifier)
+	rmmod nf_conntrack
+	if [ "$(field ret "$line")" != 0 ] || [ "$enter" -le 0 ] ||
+	   [ "$exit" -le 0 ]; then
+		check_err 1 "no fail-nth marks from the module notifier: '$line' $enter $exit"
+		log_test "$name"
+		return
+	fi
+	base=$((big - enter)) count=$((enter - exit))
+	diag "conntrack: $((base + count)) allocations counted, tcptw's notifier's: $count (from the $((base + 1))th)"
+	for ((k = 1; k <= count && k <= MAX_POINTS; k++)); do
+		n=$((base + k))
+		marks_clear
 		line=$("$FAILNTH" $n insmod "$ko")
-		failed=$(field failed "$line") ret=$(field ret "$line")
-		err=$(field errno "$line")
-		if [ "$failed" != 1 ]; then
-			check_eq "nf_conntrack's load with none failed" "$ret" 0
+		ret=$(field ret "$line")
+		enter=$(mark enter notifier) exit=$(mark exit notifier)
+		points=$k
+		if [ "$ret" != 0 ]; then
+			check_err 1 "k=$k: nf_conntrack refused ($(field errno "$line")): tcptw's notifier cannot fail its load"
 			break
 		fi
-		points=$n
-		if [ "$ret" = 0 ]; then
-			# each attached, or its error said (an allocation of
-			# its attach failed): never absent
-			case $(ct_hooks) in
-			*absent*|"")
-				check_err 1 "N=$n: nf_conntrack loaded, tcptw's hooks: '$(ct_hooks)'" ;;
-			*error:-12*) tally "loaded,hook-ENOMEM" ;;
-			*)	tally "loaded" ;;
-			esac
-			rmmod nf_conntrack || { check_err 1 "N=$n: rmmod nf_conntrack"; break; }
-		else
-			tally "$err"
-			[ "$err" = ENOMEM ] ||
-				check_err 1 "N=$n: refused with $err, not ENOMEM"
-		fi
-		stale=$(grep -h 'nf_conntrack\|nf_ct_\|early_drop' \
-			/sys/kernel/tracing/enabled_functions $DBGFS/kprobes/list \
-			2>/dev/null | head -n 3)
-		[ -n "$stale" ] && [ "$ret" != 0 ] &&
-			{ check_err 1 "N=$n: refused, hooks left: $stale"; break; }
+		[ "$enter" = "$k" ] && [ "$exit" = 0 ] ||
+			diag "k=$k: aimed at the notifier's ${k}th, it saw $enter then $exit left"
+		# each attached, or its error said: never absent
+		case $(ct_hooks) in
+		*absent*|"")
+			check_err 1 "k=$k: tcptw's hooks: '$(ct_hooks)'" ;;
+		*error:*) tally "hook-error" ;;
+		*)	tally "attached" ;;
+		esac
+		rmmod nf_conntrack || { check_err 1 "k=$k: rmmod nf_conntrack"; break; }
 	done
-	diag "conntrack: $points injection points: $(tallies)"
+	diag "conntrack: $points injection points in tcptw's notifier: $(tallies)"
 	check_gt "conntrack: injection points" "$points" 0
+	insmod "$ko" || check_err 1 "nf_conntrack's load without faults"
+	case $(ct_hooks) in
+	*absent*|*error*|"") check_err 1 "after the sweep, tcptw's hooks: '$(ct_hooks)'" ;;
+	esac
 	diag "tcptw's conntrack hooks with nf_conntrack loaded: $(ct_hooks)"
 	rmmod nf_conntrack 2>/dev/null
 	log_test "$name"
