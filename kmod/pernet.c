@@ -280,8 +280,15 @@ int tcptw_pernet_init(void)
 	if (!free_wq)
 		return -ENOMEM;
 	err = register_pernet_subsys(&tcptw_net_ops);
-	if (err)
+	if (err) {
+		/*
+		 * A failed register ran the exits of the namespaces it had
+		 * initialised: their frees are queue_rcu_work()'s, as at
+		 * unload
+		 */
+		rcu_barrier();
 		destroy_workqueue(free_wq);
+	}
 	return err;
 }
 
