@@ -57,7 +57,17 @@ lockdep_on() { grep -qE '^ *debug_locks: *1$' /proc/lockdep_stats 2>/dev/null; }
 REPORT_RE='BUG:|WARNING:|Oops|general protection|KASAN:|UBSAN:|possible circular locking|possible recursive locking|suspicious RCU usage|inconsistent lock state|sleeping function called from invalid context'
 REPORT_RE_RUN="BUG|WARNING|Call Trace|lock held when returning to user space|$REPORT_RE"
 lockdep=0
-pre=$(dmesg | grep -m 1 -E "$REPORT_RE")
+# KCSAN's reports (the KCSAN lane, TCPTW_KCSAN=1) are sorted at the end:
+# the kernel's own races, from the boot on, are not the lane's
+no_kcsan()
+{
+	if [ "${TCPTW_KCSAN:-0}" = 1 ]; then
+		awk '/BUG: KCSAN:/ { skip = 1 } !skip { print } skip && /====================/ { skip = 0 }'
+	else
+		cat
+	fi
+}
+pre=$(dmesg | no_kcsan | grep -m 1 -E "$REPORT_RE")
 if [ -r /proc/lockdep_stats ] && ! lockdep_on; then
 	pre=${pre:-lockdep is off}
 fi
@@ -201,8 +211,7 @@ fi
 # allocations the lane made fail on purpose (warn_alloc(): "page
 # allocation failure" or "vmalloc error", then a stack dump up to its
 # "</TASK>", then the memory summary, whose lines name no report).
-# With TCPTW_KCSAN=1 (the KCSAN lane, scripts/kcsan-lane.sh), without
-# KCSAN's reports, which kcsan_reports sorts.
+# Without KCSAN's reports (no_kcsan), which kcsan_reports sorts.
 run_log()
 {
 	dmesg | tail -n +$((dmesg_start + 1)) |
@@ -213,12 +222,7 @@ run_log()
 			skip && /<\/TASK>/ { skip = 0 }'
 	else
 		cat
-	fi |
-	if [ "${TCPTW_KCSAN:-0}" = 1 ]; then
-		awk '/BUG: KCSAN:/ { skip = 1 } !skip { print } skip && /====================/ { skip = 0 }'
-	else
-		cat
-	fi
+	fi | no_kcsan
 }
 
 # kcsan_reports ours|theirs : the first line of each KCSAN report since
