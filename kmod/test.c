@@ -63,15 +63,29 @@ module_param_array_named(test_failnth_exit, tcptw_test_failnth_exit, int,
 MODULE_PARM_DESC(test_failnth_exit,
 		 "test build: the same at their exits");
 
+static int tcptw_test_failnth_at[TCPTW_FAILNTH_NR];
+module_param_array_named(test_failnth_at, tcptw_test_failnth_at, int, NULL,
+			 0644);
+MODULE_PARM_DESC(test_failnth_at,
+		 "test build: fail the Nth allocation from the entry of tcptw_init(), a netns init, the module notifier (0: none)");
+
 void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {
 #ifdef CONFIG_FAULT_INJECTION
-	int left = min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX);
+	int at = READ_ONCE(tcptw_test_failnth_at[where]);
+	int left;
 
+	/* the task's own fail-nth, counted from here, as a sweep's */
+	if (!exit && at > 0)
+		WRITE_ONCE(current->fail_nth, at);
+	left = min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX);
 	if (exit)
 		WRITE_ONCE(tcptw_test_failnth_exit[where], left);
 	else
 		WRITE_ONCE(tcptw_test_failnth_enter[where], left);
+	/* not past the region: the rest of the task is not the sweep's */
+	if (exit && at > 0)
+		WRITE_ONCE(current->fail_nth, 0);
 #endif
 }
 

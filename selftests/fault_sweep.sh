@@ -8,23 +8,26 @@
 # the debug kernels, scripts/debug-kernel.config) and takes minutes there.
 #
 # Each operation tcptw takes part in runs again and again with the kernel
-# failing exactly its Nth allocation (selftests/tcptw_failnth, through
-# /proc/thread-self/fail-nth), N = 1, 2, ... until it completes with none
-# failed. failslab and fail_page_alloc count every allocation that may
-# sleep and every order (ignore-gfp-wait N, min-order 0), quietly
-# (verbose 0); __GFP_NOFAIL ones never count. After each failure:
+# failing exactly one of its allocations, the 1st, the 2nd, ... until it
+# completes with none failed. Reads and writes: through
+# selftests/tcptw_failnth (/proc/thread-self/fail-nth), every allocation
+# of the syscalls. tcptw_init(), a namespace's init and the module
+# notifier: the test build's test_failnth_at sets the task's fail-nth at
+# the region's entry and clears it at its exit (kmod/test.h), so the
+# count starts there, whatever the loader or setup_net() did before.
+# failslab and fail_page_alloc count every allocation that may sleep and
+# every order (ignore-gfp-wait N, min-order 0), quietly (verbose 0);
+# __GFP_NOFAIL ones never count. After each failure:
 #
-#  insmod      the test build (stripped of its debug sections, small
-#              tables), two namespaces besides the initial one; only the
-#              allocations of tcptw_init() (the test build says which:
-#              test_failnth_enter/_exit), not the module loader's:
-#              either loaded, then working (counters, probes read) and
-#              unloaded, or refused with ENOMEM, then gone for good: not
-#              in /proc/modules, no /proc/net/tcptw, nothing of tcptw's in
-#              ftrace's enabled functions or the kprobes list.
-#  netns       unshare(CLONE_NEWNET) with the test build loaded, only the
-#              allocations made inside tcptw_net_init() (the test build
-#              says which: test_failnth_enter/_exit): the namespace is
+#  insmod      the test build (stripped, small tables), two namespaces
+#              besides the initial one, every LOAD_STRIDEth allocation of
+#              tcptw_init(): either loaded, then saying what it lacks (a
+#              namespace untracked: the kernel log; a part: status; a
+#              hook: probes) and unloaded, or refused with ENOMEM, then
+#              gone for good: not in /proc/modules, no /proc/net/tcptw,
+#              nothing of tcptw's in ftrace's enabled functions or the
+#              kprobes list.
+#  netns       each allocation of tcptw_net_init(): the namespace is
 #              made all the same, and tcptw either does not track it
 #              (no /proc/net/tcptw there, "not tracked" in the kernel
 #              log) or says which part it lacks (status: nomem), or
@@ -32,11 +35,10 @@
 #  read FILE   open + read of each /proc/net/tcptw file: the whole file
 #              or ENOMEM, and the next read is whole again.
 #  control     "reset" written: done or ENOMEM, the counters readable.
-#  conntrack   nf_conntrack's load with tcptw loaded, which attaches
-#              tcptw's conntrack hooks from its module notifier in the
-#              loading task: either loaded, with tcptw's conntrack hooks
-#              attached or marked as not, or refused with ENOMEM and none
-#              of tcptw's hooks left on its functions.
+#  conntrack   each allocation of tcptw's module notifier as nf_conntrack
+#              loads (it attaches tcptw's conntrack hooks): nf_conntrack
+#              loaded, each hook attached or its error in probes, none
+#              left once nf_conntrack is gone.
 #
 # Every failure must also leave no kernel report and nothing of tcptw's
 # in kmemleak: selftests/run_vm.sh checks both at the end of the guest.
@@ -52,62 +54,10 @@ DBGFS=/sys/kernel/debug
 PAR=/sys/module/tcptw/parameters
 # the bound of one sweep, in injection points
 MAX_POINTS=${FAULT_MAX_POINTS:-4000}
-# At most this many points of a load or an attach (about 10 s each in a
-# debug guest under TCG: tcptw_init() makes about 360 allocations):
-# every STRIDEth allocation then, from the first. FAULT_POINTS=0: all.
-FAULT_POINTS=${FAULT_POINTS:-40}
-
-# ks COUNT : the allocations a sweep of COUNT fails, then COUNT + 1 (the
-# run with none of them failed)
-ks()
-{
-	local stride=1
-
-	[ "$FAULT_POINTS" -gt 0 ] && stride=$(( ($1 + FAULT_POINTS - 1) / FAULT_POINTS ))
-	[ "$stride" -ge 1 ] || stride=1
-	seq 1 "$stride" "$1"
-	echo $(($1 + 1))
-}
-
-[ -e /proc/self/fail-nth ] || {
-	echo "SKIP: no /proc/self/fail-nth (a kernel without CONFIG_FAULT_INJECTION: the fault lane runs on the debug kernels)"
-	exit $ksft_skip
-}
-[ -x "$FAILNTH" ] || {
-	echo "SKIP: $FAILNTH not built (make -C selftests)"
-	exit $ksft_skip
-}
-[ -d $DBGFS/failslab ] || mount -t debugfs none $DBGFS 2>/dev/null
-[ -d $DBGFS/failslab ] && [ -d $DBGFS/fail_page_alloc ] || {
-	echo "SKIP: no failslab or fail_page_alloc in debugfs (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
-	exit $ksft_skip
-}
-have_test_build || {
-	echo "SKIP: no test build (TCPTW_TEST_KO unset: scripts/fault-lane.sh builds it)"
-	exit $ksft_skip
-}
-
-# every allocation counts, and a failure is not logged (the kernel's own
-# warnings of a failed allocation still are, where it gives them)
-fault_setup()
-{
-	local d
-
-	for d in failslab fail_page_alloc; do
-		echo N >$DBGFS/$d/ignore-gfp-wait
-		echo 0 >$DBGFS/$d/verbose
-	done
-	echo N >$DBGFS/fail_page_alloc/ignore-gfp-highmem
-	echo 0 >$DBGFS/fail_page_alloc/min-order
-}
-fault_setup
-
-TMP=$(mktemp -d /tmp/tcptw-fault.XXXXXX)
-KO=$TMP/tcptw.ko
-strip --strip-debug -o "$KO" "$TCPTW_TEST_KO"
-# the load's sweep with tables and a ring of one kmalloc() each (the
-# namespace's sweep has the default sizes: their pages one by one)
-KO_PARAMS="event_ring_size=16 peer_table_size=8 listener_table_size=8"
+# Every LOAD_STRIDEth allocation of tcptw_init() (about 10 s a load in
+# a debug guest under TCG, and about 360 allocations with three
+# namespaces; 1: every one)
+LOAD_STRIDE=${FAULT_LOAD_STRIDE:-9}
 
 test_cleanup()
 {
@@ -156,7 +106,8 @@ tallies()
 }
 
 # The test build's fail-nth marks (kmod/test.h): mark enter|exit
-# load|netns|notifier, and marks_clear
+# load|netns|notifier; marks_clear; aim_at LOAD,NETNS,NOTIFIER (each the
+# allocation of that region to fail, counted from its entry; 0: none)
 mark()
 {
 	local col
@@ -171,11 +122,24 @@ marks_clear()
 	echo -1,-1,-1 >$PAR/test_failnth_exit
 }
 
+aim_at()
+{
+	echo "$1" >$PAR/test_failnth_at
+}
+
+# the errno name insmod's message gives
+insmod_errno()
+{
+	case $1 in
+	*"Cannot allocate memory"*) echo ENOMEM ;;
+	*) echo "other:${1##*: }" ;;
+	esac
+}
+
 test_insmod()
 {
-	local name="fault: insmod: each of tcptw_init()'s allocations failed in turn, refused with ENOMEM or loaded and working; nothing left behind"
-	local big=1000000 n k line failed err ret stale points=0 untracked0 untracked
-	local base count enter exit ns u
+	local name="fault: insmod: each of tcptw_init()'s allocations failed in turn, refused with ENOMEM or loaded and saying what it lacks; nothing left behind"
+	local k out err stale points=0 untracked0 untracked exit ns u
 
 	test_begin "insmod"
 	OUT=()
@@ -183,46 +147,22 @@ test_insmod()
 	# tcptw's part of each, and undoes those made when a later one fails
 	setup_ns NSA NSB || { check_err 1 "setup_ns"; log_test "$name"; return; }
 	rmmod tcptw || { check_err 1 "rmmod tcptw"; log_test "$name"; return; }
-	# where tcptw_init() lies in the count of a load (the loader's own
-	# allocations come first: the kernel's, not swept)
-	line=$("$FAILNTH" $big insmod "$KO" "$KO_PARAMS")
-	enter=$(mark enter load) exit=$(mark exit load)
-	rmmod tcptw
-	if [ "$(field ret "$line")" != 0 ] || [ "$enter" -le 0 ] ||
-	   [ "$exit" -le 0 ]; then
-		check_err 1 "no fail-nth marks from tcptw_init(): '$line' $enter $exit"
-		insmod "$TCPTW_KO"
-		cleanup_ns "$NSA" "$NSB"
-		log_test "$name"
-		return
-	fi
-	base=$((big - enter)) count=$((enter - exit))
-	diag "insmod: $((base + count)) allocations counted, tcptw_init()'s: $count (from the $((base + 1))th)"
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
-	for k in $(ks "$count"); do
-		n=$((base + k))
-		line=$("$FAILNTH" $n insmod "$KO" "$KO_PARAMS")
-		failed=$(field failed "$line") ret=$(field ret "$line")
-		err=$(field errno "$line")
-		if [ "$ret" = 0 ]; then
-			enter=$(mark enter load) exit=$(mark exit load)
-			# the loader's count varies by a few: aim again
-			if [ "$enter" != "$k" ]; then
-				diag "k=$k: aimed at tcptw_init()'s ${k}th, it saw $enter left"
-				[ "$enter" -gt 0 ] && base=$((base + k - enter)) ||
-					base=$((base + 1))
-			fi
-			if [ "$exit" != 0 ] && [ "$failed" != 1 ]; then
+	for ((k = 1; k <= MAX_POINTS + 1; k += LOAD_STRIDE)); do
+		# shellcheck disable=SC2086 # the parameters, split on purpose
+		if out=$(insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
+			exit=$(mark exit load)
+			if [ "$exit" != 0 ]; then
+				# tcptw_init() made fewer than k: the sweep is over
+				diag "insmod: tcptw_init() makes $((k - exit)) allocations"
 				rmmod tcptw
 				break
 			fi
-		fi
-		points=$((points + 1))
-		if [ "$ret" = 0 ]; then
+			points=$((points + 1))
 			# degraded, and saying so: a namespace not tracked
-			# (the kernel log says it), or a hook not attached
-			# (probes gives its error)
+			# (the kernel log says it), a part missing (status)
+			# or a hook not attached (probes gives its error)
 			u=0
 			for ns in "$NSA" "$NSB"; do
 				ip netns exec "$ns" test -d $TCPTW_PROC || u=$((u + 1))
@@ -240,12 +180,15 @@ test_insmod()
 				tally loaded,nomem
 			else
 				tally loaded
+				diag "k=$k: loaded whole"
 			fi
 			rmmod tcptw || { check_err 1 "k=$k: rmmod"; break; }
 		else
+			points=$((points + 1))
+			err=$(insmod_errno "$out")
 			tally "$err"
 			[ "$err" = ENOMEM ] ||
-				check_err 1 "k=$k: refused with $err, not ENOMEM"
+				check_err 1 "k=$k: refused with '$out', not ENOMEM"
 			grep -q '^tcptw ' /proc/modules &&
 				{ check_err 1 "k=$k: refused, yet in /proc/modules"; break; }
 			[ -e $TCPTW_PROC ] &&
@@ -255,7 +198,7 @@ test_insmod()
 		[ -z "$stale" ] ||
 			{ check_err 1 "k=$k: hooks left: $stale"; break; }
 	done
-	diag "insmod: $points injection points of tcptw_init()'s $count (FAULT_POINTS=$FAULT_POINTS): $(tallies)"
+	diag "insmod: $points injection points (every ${LOAD_STRIDE}th allocation of tcptw_init()): $(tallies)"
 	check_gt "insmod: injection points" "$points" 0
 	# (ratelimited: at least one for the first, at most one each)
 	check_range "kernel log: 'a new netns is not tracked' for the namespaces loads left untracked" \
@@ -271,31 +214,10 @@ test_insmod()
 	log_test "$name"
 }
 
-# netns_once N : one namespace made with fail-nth N; prints
-# "LINE|enter|exit|proc|status" (proc: tracked or untracked; status:
-# the parts whose state is not ok, or "ok")
-netns_once()
-{
-	local line
-
-	marks_clear
-	line=$("$FAILNTH" "$1" netns sh -c '
-		if [ -d /proc/net/tcptw ]; then
-			printf "|tracked|"
-			awk -F "\t" "NR > 1 && \$2 != \"ok\" { printf \"%s:%s,\", \$1, \$2; n++ } END { if (!n) printf \"ok\" }" /proc/net/tcptw/status
-		else
-			printf "|untracked|"
-		fi' | tr -d '\n')
-	# unshare() failed: no CMD ran
-	[[ $line == *"|"* ]] || line="$line|none|none"
-	echo "${line%%|*}|$(mark enter netns)|$(mark exit netns)|${line#*|}"
-}
-
 test_netns()
 {
 	local name="fault: netns creation: each of tcptw's allocations failed, the namespace made all the same, tcptw untracked there or saying what it lacks"
-	local big=1000000 r enter exit base count k n line ret proc status
-	local untracked0 untracked points=0 tries
+	local k r exit untracked0 untracked points=0
 
 	test_begin "netns"
 	OUT=()
@@ -303,61 +225,44 @@ test_netns()
 		log_test "$name"
 		return
 	fi
-	# where tcptw's part lies in the count of a namespace's creation
-	r=$(netns_once $big)
-	enter=$(cut -d'|' -f2 <<<"$r") exit=$(cut -d'|' -f3 <<<"$r")
-	if [ "$enter" -le 0 ] || [ "$exit" -le 0 ]; then
-		check_err 1 "no fail-nth marks from tcptw_net_init: '$r'"
-		log_test "$name"
-		return
-	fi
-	base=$((big - enter)) count=$((enter - exit))
-	diag "netns: $((base + count)) allocations counted, tcptw's: $count (from the $((base + 1))th)"
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
-	for ((k = 1; k <= count + 1 && k <= MAX_POINTS + 1; k++)); do
-		# the count before tcptw's part may vary by a few: aim again
-		for tries in 1 2 3 4; do
-			n=$((base + k))
-			r=$(netns_once $n)
-			enter=$(cut -d'|' -f2 <<<"$r")
-			[ "$enter" = "$k" ] && break
-			[ "$enter" -gt 0 ] 2>/dev/null &&
-				base=$((base + k - enter)) || base=$((base + 1))
-		done
-		line=${r%%|*} exit=$(cut -d'|' -f3 <<<"$r")
-		proc=$(cut -d'|' -f4 <<<"$r") status=$(cut -d'|' -f5 <<<"$r")
-		ret=$(field ret "$line")
-		if [ "$enter" != "$k" ]; then
-			check_err 1 "k=$k: cannot aim at tcptw's ${k}th allocation (enter=$enter after 4 tries)"
+	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
+		aim_at 0,$k,0
+		marks_clear
+		# in the new namespace: tracked or not, and its status's parts
+		# that are not ok
+		if ! r=$(unshare -n sh -c '
+			if [ -d /proc/net/tcptw ]; then
+				printf "tracked|"
+				awk -F "\t" "NR > 1 && \$2 != \"ok\" { printf \"%s:%s,\", \$1, \$2; n++ } END { if (!n) printf \"ok\" }" /proc/net/tcptw/status
+			else
+				printf "untracked|"
+			fi'); then
+			check_err 1 "k=$k: the namespace was not made"
 			break
 		fi
+		exit=$(mark exit netns)
 		if [ "$exit" != 0 ]; then
-			# none of tcptw's failed: the sweep is over
-			check_str "netns with none of tcptw's allocations failed: tracked, status" \
-				"$proc $status" "tracked ok"
+			diag "netns: tcptw_net_init() makes $((k - exit)) allocations"
+			check_str "netns with none of tcptw's allocations failed" "$r" "tracked|ok"
 			break
 		fi
 		points=$k
-		[ "$ret" = 0 ] ||
-			check_err 1 "k=$k: unshare() failed with tcptw's ${k}th allocation failed: $line"
-		if [ "$proc" = untracked ]; then
-			tally untracked
-			untracked=$((untracked + 1))
-		elif [ "$status" = ok ]; then
-			tally optional
-		else
-			tally "${status%,}"
-		fi
+		case $r in
+		untracked*) tally untracked; untracked=$((untracked + 1)) ;;
+		"tracked|ok") tally optional ;;
+		*) r=${r#tracked|}; tally "${r%,}" ;;
+		esac
 	done
-	diag "netns: $points injection points in tcptw_net_init: $(tallies)"
+	aim_at 0,0,0
+	diag "netns: $points injection points in tcptw_net_init(): $(tallies)"
 	check_gt "netns: injection points" "$points" 0
 	check_range "kernel log: 'a new netns is not tracked' for the untracked ones (ratelimited)" \
 		"$(dmesg | grep -c 'a new netns is not tracked')" \
 		$((untracked0 + (untracked > untracked0))) "$untracked"
-	r=$(netns_once $big)
-	check_str "a namespace made after the sweep: tracked, status" \
-		"$(cut -d'|' -f4,5 <<<"$r")" "tracked|ok"
+	r=$(unshare -n sh -c 'awk -F "\t" "NR > 1 && \$2 != \"ok\"" /proc/net/tcptw/status')
+	check_str "a namespace made after the sweep: parts not ok" "$r" ""
 	log_test "$name"
 }
 
@@ -368,7 +273,6 @@ reload_test_build()
 	check_err 1 "cannot load the test build $TCPTW_TEST_KO"
 	return 1
 }
-
 
 test_reads()
 {
@@ -443,8 +347,8 @@ ct_hooks()
 
 test_conntrack()
 {
-	local name="fault: nf_conntrack's load with tcptw loaded: each allocation of tcptw's notifier failed in turn, loaded with tcptw's hooks attached or their error said"
-	local big=1000000 ko k n line ret enter exit base count points=0 d
+	local name="fault: nf_conntrack's load with tcptw loaded: each allocation of tcptw's notifier failed in turn, nf_conntrack loaded, tcptw's hooks attached or their error said"
+	local k out exit stale points=0 d
 
 	test_begin "conntrack"
 	OUT=()
@@ -455,56 +359,41 @@ test_conntrack()
 		log_test "$name"
 		return
 	fi
-	ko=$(modinfo -n nf_conntrack 2>/dev/null)
-	case $ko in
-	*.ko) ;;
-	*)	skip_test "nf_conntrack is not a plain .ko here ('$ko')"
-		log_test "$name"
-		return ;;
-	esac
 	for d in $(modinfo -F depends nf_conntrack | tr , ' '); do
 		modprobe "$d" || { check_err 1 "modprobe $d"; log_test "$name"; return; }
 	done
 	reload_test_build || { log_test "$name"; return; }
-	# where tcptw's notifier lies in the count of nf_conntrack's load
-	marks_clear
-	line=$("$FAILNTH" $big insmod "$ko")
-	enter=$(mark enter notifier) exit=$(mark exit notifier)
-	rmmod nf_conntrack
-	if [ "$(field ret "$line")" != 0 ] || [ "$enter" -le 0 ] ||
-	   [ "$exit" -le 0 ]; then
-		check_err 1 "no fail-nth marks from the module notifier: '$line' $enter $exit"
-		log_test "$name"
-		return
-	fi
-	base=$((big - enter)) count=$((enter - exit))
-	diag "conntrack: $((base + count)) allocations counted, tcptw's notifier's: $count (from the $((base + 1))th)"
-	for k in $(ks "$count"); do
-		[ "$k" -le "$count" ] || break
-		n=$((base + k))
+	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
+		aim_at 0,0,$k
 		marks_clear
-		line=$("$FAILNTH" $n insmod "$ko")
-		ret=$(field ret "$line")
-		enter=$(mark enter notifier) exit=$(mark exit notifier)
-		points=$((points + 1))
-		if [ "$ret" != 0 ]; then
-			check_err 1 "k=$k: nf_conntrack refused ($(field errno "$line")): tcptw's notifier cannot fail its load"
+		if ! out=$(modprobe nf_conntrack 2>&1); then
+			check_err 1 "k=$k: nf_conntrack refused ($out): tcptw's notifier cannot fail its load"
 			break
 		fi
-		[ "$enter" = "$k" ] && [ "$exit" = 0 ] ||
-			diag "k=$k: aimed at the notifier's ${k}th, it saw $enter then $exit left"
+		exit=$(mark exit notifier)
+		if [ "$exit" != 0 ]; then
+			diag "conntrack: the notifier makes $((k - exit)) allocations"
+			rmmod nf_conntrack
+			break
+		fi
+		points=$k
 		# each attached, or its error said: never absent
 		case $(ct_hooks) in
 		*absent*|"")
 			check_err 1 "k=$k: tcptw's hooks: '$(ct_hooks)'" ;;
 		*error:*) tally "hook-error" ;;
-		*)	tally "attached" ;;
+		*)	tally "attached"; diag "k=$k: all attached" ;;
 		esac
 		rmmod nf_conntrack || { check_err 1 "k=$k: rmmod nf_conntrack"; break; }
+		# nothing of tcptw's left on the functions gone with it
+		stale=$(grep -h 'early_drop\|nf_ct_resolve_clash\|nf_conntrack_cleanup' \
+			$DBGFS/kprobes/list /sys/kernel/tracing/enabled_functions 2>/dev/null | head -n 3)
+		[ -z "$stale" ] || { check_err 1 "k=$k: hooks left: $stale"; break; }
 	done
-	diag "conntrack: $points injection points of the notifier's $count (FAULT_POINTS=$FAULT_POINTS): $(tallies)"
+	aim_at 0,0,0
+	diag "conntrack: $points injection points in the notifier: $(tallies)"
 	check_gt "conntrack: injection points" "$points" 0
-	insmod "$ko" || check_err 1 "nf_conntrack's load without faults"
+	modprobe nf_conntrack || check_err 1 "nf_conntrack's load without faults"
 	case $(ct_hooks) in
 	*absent*|*error*|"") check_err 1 "after the sweep, tcptw's hooks: '$(ct_hooks)'" ;;
 	esac
