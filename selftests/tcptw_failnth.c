@@ -8,7 +8,7 @@
  * failslab and fail_page_alloc decide which allocations count), then
  * print what happened on one line:
  *
- *   op=OP n=N ret=R errno=NAME calls=C failed=0|1
+ *   op=OP n=N ret=R errno=ENOMEM|NUMBER calls=C failed=0|1
  *
  * calls is how many allocations counted before the operation ended (N or
  * more when failed=1, the Nth failed). Everything the operation needs is
@@ -142,9 +142,14 @@ int main(int argc, char **argv)
 	failnth_set(0);
 
 	calls = left ? n - left : n;
-	printf("op=%s n=%lu ret=%ld errno=%s calls=%lu failed=%d\n", op, n,
-	       ret < 0 ? -1L : ret > 0 ? 1L : 0L,
-	       err ? strerrorname_np(err) : "0", calls, !left);
+	/* ENOMEM by name (what the sweep expects), any other by number */
+	printf("op=%s n=%lu ret=%ld errno=", op, n,
+	       ret < 0 ? -1L : ret > 0 ? 1L : 0L);
+	if (err == ENOMEM)
+		printf("ENOMEM");
+	else
+		printf("%d", err);
+	printf(" calls=%lu failed=%d\n", calls, !left);
 	fflush(stdout);
 
 	if (!strcmp(op, "netns") && !ret && argc > 3) {
