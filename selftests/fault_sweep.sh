@@ -105,6 +105,23 @@ tallies()
 	echo "${s# }"
 }
 
+# hung_dump SECS CMD... : CMD, bounded; past SECS, the kernel's blocked
+# tasks and every CPU's backtrace into the log (sysrq w, l), then killed
+hung_dump()
+{
+	local secs=$1 rc
+	shift
+
+	timeout "$secs" "$@"
+	rc=$?
+	if [ $rc = 124 ]; then
+		echo w >/proc/sysrq-trigger
+		echo l >/proc/sysrq-trigger
+		echo "hung_dump: $* still running after $secs s (the kernel log has its stacks)" >&2
+	fi
+	return $rc
+}
+
 # The test build's fail-nth marks (kmod/test.h): mark enter|exit
 # load|netns|notifier; marks_clear; aim_at LOAD,NETNS,NOTIFIER (each the
 # allocation of that region to fail, counted from its entry; 0: none)
@@ -151,7 +168,7 @@ test_insmod()
 	untracked=$untracked0
 	for ((k = 1; k <= MAX_POINTS + 1; k += LOAD_STRIDE)); do
 		# shellcheck disable=SC2086 # the parameters, split on purpose
-		if out=$(insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
+		if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
 			exit=$(mark exit load)
 			if [ "$exit" != 0 ]; then
 				# tcptw_init() made fewer than k: the sweep is over
