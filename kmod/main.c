@@ -12,11 +12,10 @@
 #include "probes.h"
 #include "test.h"
 
-static int __init tcptw_init(void)
+static int __init tcptw_load(void)
 {
 	int err;
 
-	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, false);
 	tcptw_mem_init();
 	/* the test build's self-tests of the table and the ring */
 	err = tcptw_selftest();
@@ -31,11 +30,21 @@ static int __init tcptw_init(void)
 		goto err_uninit_pernet;
 	tcptw_pernet_rebase();
 	pr_info("loaded (%s)\n", TCPTW_VERSION);
-	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, true);
 	return 0;
 
 err_uninit_pernet:
 	tcptw_pernet_uninit();
+	return err;
+}
+
+static int __init tcptw_init(void)
+{
+	int err;
+
+	/* the test build's fail-nth region: the load, failed or not */
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, false);
+	err = tcptw_load();
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_LOAD, true);
 	return err;
 }
 

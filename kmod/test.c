@@ -238,6 +238,16 @@ bool tcptw_st_check(const char *what, u64 got, u64 want, unsigned int *checks)
 	return true;
 }
 
+static bool tcptw_st_oom;
+
+/* a self-test's allocation @what failed: the load fails with ENOMEM */
+bool tcptw_st_nomem(const char *what)
+{
+	pr_err("self-test: %s: out of memory\n", what);
+	tcptw_st_oom = true;
+	return false;
+}
+
 int __init tcptw_selftest(void)
 {
 	/* test_table_nest's counts are for the test that set it */
@@ -249,7 +259,7 @@ int __init tcptw_selftest(void)
 	tcptw_test_table_nest = nest;
 	if (!ok) {
 		pr_err("self-test failed after %u checks\n", checks);
-		return -ENOTRECOVERABLE;
+		return tcptw_st_oom ? -ENOMEM : -ENOTRECOVERABLE;
 	}
 	tcptw_test_selftest_checks = checks;
 	pr_info("self-test: %u checks passed\n", checks);

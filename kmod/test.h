@@ -43,12 +43,14 @@ void tcptw_test_uninit(void);
 /*
  * The self-tests of the table and the event ring (kmod/selftest/), run
  * at load: 0, or -ENOTRECOVERABLE after the first check that failed (in
- * the kernel log); the checks passed are in the selftest_checks
- * parameter. tcptw_st_check() counts one check in *@checks.
+ * the kernel log), -ENOMEM if one of their allocations failed; the checks
+ * passed are in the selftest_checks parameter. tcptw_st_check() counts
+ * one check in *@checks; tcptw_st_nomem() says an allocation failed.
  */
 int tcptw_selftest(void);
 bool tcptw_st_check(const char *what, u64 got, u64 want,
 		    unsigned int *checks);
+bool tcptw_st_nomem(const char *what);
 bool tcptw_table_selftest(unsigned int *checks);
 bool tcptw_ring_selftest(unsigned int *checks);
 /*

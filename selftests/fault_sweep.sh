@@ -59,6 +59,51 @@ MAX_POINTS=${FAULT_MAX_POINTS:-4000}
 # namespaces; 1: every one)
 LOAD_STRIDE=${FAULT_LOAD_STRIDE:-9}
 
+[ -e /proc/self/fail-nth ] || {
+	echo "SKIP: no /proc/self/fail-nth (a kernel without CONFIG_FAULT_INJECTION: the fault lane runs on the debug kernels)"
+	exit $ksft_skip
+}
+[ -x "$FAILNTH" ] || {
+	echo "SKIP: $FAILNTH not built (make -C selftests)"
+	exit $ksft_skip
+}
+[ -d $DBGFS/failslab ] || mount -t debugfs none $DBGFS 2>/dev/null
+[ -d $DBGFS/failslab ] && [ -d $DBGFS/fail_page_alloc ] || {
+	echo "SKIP: no failslab or fail_page_alloc in debugfs (CONFIG_FAILSLAB, CONFIG_FAIL_PAGE_ALLOC, CONFIG_FAULT_INJECTION_DEBUG_FS)"
+	exit $ksft_skip
+}
+have_test_build || {
+	echo "SKIP: no test build (TCPTW_TEST_KO unset: scripts/fault-lane.sh builds it)"
+	exit $ksft_skip
+}
+
+# Every allocation counts, and a failure is not logged (the kernel's own
+# warnings of a failed allocation still are, where it gives them). The
+# defaults count neither one that may sleep nor one of order 0: none of
+# tcptw's.
+fault_setup()
+{
+	local d
+
+	for d in failslab fail_page_alloc; do
+		echo N >$DBGFS/$d/ignore-gfp-wait || return 1
+		echo 0 >$DBGFS/$d/verbose || return 1
+	done
+	echo N >$DBGFS/fail_page_alloc/ignore-gfp-highmem &&
+		echo 0 >$DBGFS/fail_page_alloc/min-order
+}
+fault_setup || {
+	echo "FAIL: failslab and fail_page_alloc cannot be set up in $DBGFS"
+	exit 1
+}
+
+TMP=$(mktemp -d /tmp/tcptw-fault.XXXXXX)
+KO=$TMP/tcptw.ko
+strip --strip-debug -o "$KO" "$TCPTW_TEST_KO"
+# the load's sweep with tables and a ring of one kmalloc() each (the
+# namespace's sweep has the default sizes: their pages one by one)
+KO_PARAMS="event_ring_size=16 peer_table_size=8 listener_table_size=8"
+
 test_cleanup()
 {
 	[ "${CT_WAS_LOADED:-1}" = 1 ] || rmmod nf_conntrack 2>/dev/null
@@ -106,19 +151,27 @@ tallies()
 }
 
 # hung_dump SECS CMD... : CMD, bounded; past SECS, the kernel's blocked
-# tasks and every CPU's backtrace into the log (sysrq w, l), then killed
+# tasks and every CPU's backtrace into the log (sysrq w, l) by a watchdog
+# of its own (timeout waits for its child: one stuck in the kernel would
+# keep it waiting), then CMD killed if it can be
 hung_dump()
 {
-	local secs=$1 rc
+	local secs=$1 rc dog
 	shift
 
-	timeout "$secs" "$@"
-	rc=$?
-	if [ $rc = 124 ]; then
+	(
+		sleep "$secs"
+		echo "tcptw fault_sweep: $* still running after $secs s" >/dev/kmsg
 		echo w >/proc/sysrq-trigger
 		echo l >/proc/sysrq-trigger
+	) </dev/null >/dev/null 2>&1 &
+	dog=$!
+	timeout -k 10 "$secs" "$@"
+	rc=$?
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
+	[ $rc = 124 ] || [ $rc = 137 ] &&
 		echo "hung_dump: $* still running after $secs s (the kernel log has its stacks)" >&2
-	fi
 	return $rc
 }
 

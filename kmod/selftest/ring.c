@@ -17,7 +17,7 @@ bool __init tcptw_ring_selftest(unsigned int *checks)
 
 	ring = tcptw_ring_alloc(&state);
 	if (!ring)
-		return tcptw_st_check("ring: alloc", 0, 1, checks);
+		return tcptw_st_nomem("ring: alloc");
 	n = ring->mask + 1;
 	/* n + 5 events: the first 5 overwritten, the others each in place */
 	for (idx = 0; idx < n + 5; idx++) {

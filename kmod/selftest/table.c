@@ -20,9 +20,10 @@ static unsigned int __init st_table_read(struct tcptw_table *tbl,
 	loff_t pos = 1;
 
 	ts.pc = kmalloc_array(nr_cpu_ids, sizeof(*ts.pc), GFP_KERNEL);
+	if (!ts.pc)
+		return tcptw_st_nomem("table: a read's buffer");
 	rcu_read_lock();
-	if (ts.pc)
-		ts.npc = pending_take(tbl, ts.pc);
+	ts.npc = pending_take(tbl, ts.pc);
 	while (n < max && (r = table_seq_row(&ts, &pos))) {
 		out[n++] = *r;
 		pos++;
@@ -77,7 +78,7 @@ static bool __init st_table_lru(struct tcptw_row *rows, unsigned int *checks)
 
 	tbl = tcptw_table_alloc(TABLE_WAYS, &state);
 	if (!tbl)
-		return tcptw_st_check("table: alloc", 0, 1, checks);
+		return tcptw_st_nomem("table: alloc");
 	if (!tcptw_st_check("table: one bucket", tbl->nbuckets, 1, checks))
 		goto out;
 	/* key i: i + 1 counts in column i % COLS at jiffies base + i */
@@ -126,7 +127,7 @@ static bool __init st_table_batch(struct tcptw_row *rows, unsigned int *checks)
 
 	tbl = tcptw_table_alloc(64, &state);
 	if (!tbl)
-		return tcptw_st_check("table: alloc", 0, 1, checks);
+		return tcptw_st_nomem("table: alloc");
 	st_count(tbl, AF_INET, ST_ADDR + 1, 80, 2, many, jiffies);
 	addr.s6_addr32[0] = htonl(ST_ADDR + 1);
 	tcptw_table_key_set(&k, AF_INET6, &addr, htons(80));
@@ -172,7 +173,7 @@ bool __init tcptw_table_selftest(unsigned int *checks)
 
 	rows = kcalloc(ST_KEYS, sizeof(*rows), GFP_KERNEL);
 	if (!rows)
-		return tcptw_st_check("table: rows", 0, 1, checks);
+		return tcptw_st_nomem("table: rows");
 	ok = st_table_lru(rows, checks) && st_table_batch(rows, checks);
 	kfree(rows);
 	/* the reads above are nobody's: test_table_rows_max starts at 0 */
