@@ -51,17 +51,11 @@ module_param_named(test_tw_syn_unhash_wait_ms,
 MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
 		 "test build: ms the verdict waits for test_tw_syn_unhash's worker before it gives up (at most 1000)");
 
-static int tcptw_test_failnth_enter[TCPTW_FAILNTH_NR] = { -1, -1, -1 };
-module_param_array_named(test_failnth_enter, tcptw_test_failnth_enter, int,
-			 NULL, 0644);
-MODULE_PARM_DESC(test_failnth_enter,
-		 "test build: the task's fail-nth left at the last entry of tcptw_init(), a netns init, the module notifier (-1: none since set)");
-
 static int tcptw_test_failnth_exit[TCPTW_FAILNTH_NR] = { -1, -1, -1 };
 module_param_array_named(test_failnth_exit, tcptw_test_failnth_exit, int,
 			 NULL, 0644);
 MODULE_PARM_DESC(test_failnth_exit,
-		 "test build: the same at their exits");
+		 "test build: what was left of test_failnth_at at the last exit of tcptw_init(), a netns init, the module notifier (-1: none since set; 0: it failed one)");
 
 static int tcptw_test_failnth_at[TCPTW_FAILNTH_NR];
 module_param_array_named(test_failnth_at, tcptw_test_failnth_at, int, NULL,
@@ -73,19 +67,18 @@ void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {
 #ifdef CONFIG_FAULT_INJECTION
 	int at = READ_ONCE(tcptw_test_failnth_at[where]);
-	int left;
 
+	if (at <= 0)
+		return;
 	/* the task's own fail-nth, counted from here, as a sweep's */
-	if (!exit && at > 0)
+	if (!exit) {
 		WRITE_ONCE(current->fail_nth, at);
-	left = min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX);
-	if (exit)
-		WRITE_ONCE(tcptw_test_failnth_exit[where], left);
-	else
-		WRITE_ONCE(tcptw_test_failnth_enter[where], left);
+		return;
+	}
+	WRITE_ONCE(tcptw_test_failnth_exit[where],
+		   min_t(unsigned int, READ_ONCE(current->fail_nth), INT_MAX));
 	/* not past the region: the rest of the task is not the sweep's */
-	if (exit && at > 0)
-		WRITE_ONCE(current->fail_nth, 0);
+	WRITE_ONCE(current->fail_nth, 0);
 #endif
 }
 

@@ -67,13 +67,14 @@ extern unsigned int tcptw_test_ack_delay_us;
 /* coexist.c: detach the other tools' hooks it attached */
 void tcptw_test_coexist_uninit(void);
 /*
- * The task's fail-nth left at the entry, then at the exit, of tcptw_init()
- * (main.c), tcptw_net_init() (pernet.c) and the module notifier
- * (probes.c): parameters test_failnth_enter and _exit, one column each,
- * -1 until it runs. With test_failnth_at's column N > 0, the region's
- * Nth allocation fails (its fail-nth set at the entry, cleared at the
- * exit): selftests/fault_sweep.sh sweeps each region's allocations,
- * counted from its entry whatever the task did before. Without
+ * The fail-nth regions: tcptw_init() (main.c), tcptw_net_init()
+ * (pernet.c) and the module notifier (probes.c). With test_failnth_at's
+ * column N > 0, the region's Nth allocation fails (the task's fail-nth
+ * set at the entry, cleared at the exit), and parameter
+ * test_failnth_exit's column says what was left of N at the exit (-1
+ * until it runs; 0: the Nth was made to fail):
+ * selftests/fault_sweep.sh sweeps each region's allocations, counted
+ * from its entry whatever the task did before. Without
  * CONFIG_FAULT_INJECTION, nothing.
  */
 void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit);

@@ -77,17 +77,17 @@ have_test_build || {
 	exit $ksft_skip
 }
 
-# Every allocation counts, and a failure is not logged (the kernel's own
-# warnings of a failed allocation still are, where it gives them). The
-# defaults count neither one that may sleep nor one of order 0: none of
-# tcptw's.
+# Every allocation counts, and each failure's stack goes to the kernel
+# log (verbose 2) for its site (fault_sites; selftests/run_vm.sh leaves
+# those dumps out of its check for reports). The defaults count neither
+# an allocation that may sleep nor one of order 0: none of tcptw's.
 fault_setup()
 {
 	local d
 
 	for d in failslab fail_page_alloc; do
 		echo N >$DBGFS/$d/ignore-gfp-wait || return 1
-		echo 0 >$DBGFS/$d/verbose || return 1
+		echo 2 >$DBGFS/$d/verbose || return 1
 	done
 	echo N >$DBGFS/fail_page_alloc/ignore-gfp-highmem &&
 		echo 0 >$DBGFS/fail_page_alloc/min-order
@@ -133,8 +133,9 @@ stale_hooks()
 	} | sort -u | head -n 5
 }
 
-# Outcome tallies of one sweep: OUT[kind]=count
-declare -A OUT
+# Outcome tallies of one sweep: OUT[kind]=count; and the sites of its
+# failures: SITES[caller<allocator]=count
+declare -A OUT SITES
 tally()
 {
 	OUT[$1]=$(( ${OUT[$1]:-0} + 1 ))
@@ -148,6 +149,57 @@ tallies()
 		s="$s $k=${OUT[$k]}"
 	done
 	echo "${s# }"
+}
+
+# The functions that stand for an allocator in a stack: the allocators,
+# the fault injection's frames, and the sanitizers' hooks under them
+ALLOC_FRAMES='^(dump_stack|dump_stack_lvl|fail_dump|should_fail|should_fail_ex|__should_failslab|should_failslab|should_fail_alloc_page|__should_fail_alloc_page|prepare_alloc_pages|__alloc_pages|alloc_pages|alloc_pages_node|__alloc_pages_node|__get_free_pages|get_zeroed_page|slab_pre_alloc_hook|slab_alloc|slab_alloc_node|__slab_alloc|kmem_cache_alloc|kmem_cache_alloc_node|kmem_cache_alloc_trace|kmem_cache_alloc_lru|kmem_cache_zalloc|__kmalloc|__kmalloc_node|kmalloc_trace|kmalloc_node_trace|__kmalloc_node_track_caller|kmalloc_large|kmalloc_order|kmalloc_order_trace|kvmalloc_node|__kvmalloc_node|kmemdup|kstrdup|kstrdup_const|krealloc|__do_krealloc|__vmalloc_node_range|__vmalloc_node|__vmalloc_area_node|vmalloc|vzalloc|__vmalloc|__alloc_pages_bulk|alloc_pages_bulk_array_mempolicy|vm_area_alloc_pages|alloc_vmap_area|__get_vm_area_node|pcpu_.*|__alloc_percpu.*|kasan_.*|__kasan_.*|kmemleak_.*|__create_object|create_object|.*_noprof)$'
+
+# point_begin: a point of a sweep starts (the kernel log's length now);
+# point_sites: the site of each failure injected since, counted in SITES:
+# "caller<allocator", the first frame past ALLOC_FRAMES and the last one
+# of them ("[tcptw]" after a function of tcptw's)
+point_begin()
+{
+	POINT_LOG=$(dmesg | wc -l)
+}
+
+point_sites()
+{
+	local site
+
+	for site in $(dmesg | tail -n +$((POINT_LOG + 1)) | awk -v skip="$ALLOC_FRAMES" '
+		/FAULT_INJECTION: forcing a failure/ { inb = 1; last = "?"; next }
+		!inb { next }
+		/<\/TASK>/ { inb = 0; next }
+		{
+			sub(/^\[[^]]*\] */, "")
+			if ($1 == "?" || $1 !~ /\+0x/)
+				next
+			fn = $1
+			sub(/\+0x.*/, "", fn)
+			sub(/\.(constprop|isra|part|cold).*$/, "", fn)
+			if (fn ~ skip) {
+				last = fn
+				next
+			}
+			print fn "<" last ($2 == "[tcptw]" ? "[tcptw]" : "")
+			inb = 0
+		}'); do
+		SITES[$site]=$(( ${SITES[$site]:-0} + 1 ))
+	done
+}
+
+# sites_said WHAT: the sweep's sites, then cleared
+sites_said()
+{
+	local k s=
+
+	for k in "${!SITES[@]}"; do
+		s="$s $k=${SITES[$k]}"
+	done
+	diag "$1: sites (caller<allocator=failures):${s:- none}"
+	SITES=()
 }
 
 # hung_dump SECS CMD... : CMD, bounded; past SECS, the kernel's blocked
@@ -175,9 +227,11 @@ hung_dump()
 	return $rc
 }
 
-# The test build's fail-nth marks (kmod/test.h): mark enter|exit
-# load|netns|notifier; marks_clear; aim_at LOAD,NETNS,NOTIFIER (each the
-# allocation of that region to fail, counted from its entry; 0: none)
+# The test build's fail-nth regions (kmod/test.h): aim_at
+# LOAD,NETNS,NOTIFIER (each the allocation of that region to fail,
+# counted from its entry; 0: none); mark exit load|netns|notifier: what
+# was left of it at the region's last exit (0: it failed one; -1: no exit
+# since marks_clear)
 mark()
 {
 	local col
@@ -188,7 +242,6 @@ mark()
 
 marks_clear()
 {
-	echo -1,-1,-1 >$PAR/test_failnth_enter
 	echo -1,-1,-1 >$PAR/test_failnth_exit
 }
 
@@ -220,6 +273,7 @@ test_insmod()
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
 	for ((k = 1; k <= MAX_POINTS + 1; k += LOAD_STRIDE)); do
+		point_begin
 		# shellcheck disable=SC2086 # the parameters, split on purpose
 		if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
 			exit=$(mark exit load)
@@ -264,11 +318,13 @@ test_insmod()
 			[ -e $TCPTW_PROC ] &&
 				check_err 1 "k=$k: refused, yet $TCPTW_PROC is there"
 		fi
+		point_sites
 		stale=$(stale_hooks)
 		[ -z "$stale" ] ||
 			{ check_err 1 "k=$k: hooks left: $stale"; break; }
 	done
 	diag "insmod: $points injection points (every ${LOAD_STRIDE}th allocation of tcptw_init()): $(tallies)"
+	sites_said insmod
 	check_gt "insmod: injection points" "$points" 0
 	# (ratelimited: at least one for the first, at most one each)
 	check_range "kernel log: 'a new netns is not tracked' for the namespaces loads left untracked" \
@@ -300,6 +356,7 @@ test_netns()
 	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
 		aim_at 0,$k,0
 		marks_clear
+		point_begin
 		# in the new namespace: tracked or not, and its status's parts
 		# that are not ok
 		if ! r=$(unshare -n sh -c '
@@ -319,6 +376,7 @@ test_netns()
 			break
 		fi
 		points=$k
+		point_sites
 		case $r in
 		untracked*) tally untracked; untracked=$((untracked + 1)) ;;
 		"tracked|ok") tally optional ;;
@@ -327,6 +385,7 @@ test_netns()
 	done
 	aim_at 0,0,0
 	diag "netns: $points injection points in tcptw_net_init(): $(tallies)"
+	sites_said netns
 	check_gt "netns: injection points" "$points" 0
 	check_range "kernel log: 'a new netns is not tracked' for the untracked ones (ratelimited)" \
 		"$(dmesg | grep -c 'a new netns is not tracked')" \
@@ -355,11 +414,13 @@ test_reads()
 		want=$(wc -l <$TCPTW_PROC/$f)
 		points=0
 		for ((n = 1; n <= MAX_POINTS + 1; n++)); do
+			point_begin
 			line=$("$FAILNTH" $n read $TCPTW_PROC/$f)
 			failed=$(field failed "$line") ret=$(field ret "$line")
 			err=$(field errno "$line")
 			[ "$failed" = 1 ] || break
 			points=$n
+			point_sites
 			if [ "$ret" = -1 ]; then
 				tally "$f:$err"
 				[ "$err" = ENOMEM ] ||
@@ -375,6 +436,7 @@ test_reads()
 		total=$((total + points))
 	done
 	diag "reads: $total injection points: $(tallies)"
+	sites_said reads
 	check_gt "reads: injection points" "$total" 0
 	log_test "$name"
 }
@@ -387,11 +449,13 @@ test_control()
 	test_begin "control"
 	OUT=()
 	for ((n = 1; n <= MAX_POINTS + 1; n++)); do
+		point_begin
 		line=$("$FAILNTH" $n write $TCPTW_PROC/control reset)
 		failed=$(field failed "$line") ret=$(field ret "$line")
 		err=$(field errno "$line")
 		[ "$failed" = 1 ] || break
 		points=$n
+		point_sites
 		if [ "$ret" = -1 ]; then
 			tally "$err"
 			[ "$err" = ENOMEM ] ||
@@ -404,6 +468,7 @@ test_control()
 	done
 	check_eq "reset with none failed" "$(field ret "$line")" 1
 	diag "control: $points injection points: $(tallies)"
+	sites_said control
 	check_gt "control: injection points" "$points" 0
 	log_test "$name"
 }
@@ -436,6 +501,7 @@ test_conntrack()
 	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
 		aim_at 0,0,$k
 		marks_clear
+		point_begin
 		if ! out=$(modprobe nf_conntrack 2>&1); then
 			check_err 1 "k=$k: nf_conntrack refused ($out): tcptw's notifier cannot fail its load"
 			break
@@ -447,6 +513,7 @@ test_conntrack()
 			break
 		fi
 		points=$k
+		point_sites
 		# each attached, or its error said: never absent
 		case $(ct_hooks) in
 		*absent*|"")
@@ -462,6 +529,7 @@ test_conntrack()
 	done
 	aim_at 0,0,0
 	diag "conntrack: $points injection points in the notifier: $(tallies)"
+	sites_said conntrack
 	check_gt "conntrack: injection points" "$points" 0
 	modprobe nf_conntrack || check_err 1 "nf_conntrack's load without faults"
 	case $(ct_hooks) in

@@ -207,17 +207,19 @@ if [ -n "$kmemleak" ]; then
 fi
 
 # The kernel log since the start. With TCPTW_FAULTS=1 (the fault lane,
-# scripts/fault-lane.sh), without the kernel's own warnings of the
-# allocations the lane made fail on purpose (warn_alloc(): "page
-# allocation failure" or "vmalloc error", then a stack dump up to its
-# "</TASK>", then the memory summary, whose lines name no report).
+# scripts/fault-lane.sh), without the stacks of the allocations the lane
+# made fail on purpose: the fault injection's ("FAULT_INJECTION: forcing
+# a failure", its stack up to "</TASK>") and the kernel's own warnings
+# (warn_alloc(): "page allocation failure" or "vmalloc error", then a
+# stack dump up to its "</TASK>", then the memory summary, whose lines
+# name no report).
 # Without KCSAN's reports (no_kcsan), which kcsan_reports sorts.
 run_log()
 {
 	dmesg | tail -n +$((dmesg_start + 1)) |
 	if [ "${TCPTW_FAULTS:-0}" = 1 ]; then
 		awk '
-			/page allocation failure|vmalloc error|: vmalloc: allocation failure/ { skip = 1 }
+			/FAULT_INJECTION: forcing a failure|page allocation failure|vmalloc error|: vmalloc: allocation failure/ { skip = 1 }
 			!skip { print }
 			skip && /<\/TASK>/ { skip = 0 }'
 	else
