@@ -78,7 +78,7 @@ have_test_build || {
 }
 
 # Every allocation counts, and each failure's stack goes to the kernel
-# log (verbose 2) for its site (fault_sites; selftests/run_vm.sh leaves
+# log (verbose 2) for its site (point_sites; selftests/run_vm.sh leaves
 # those dumps out of its check for reports). The defaults count neither
 # an allocation that may sleep nor one of order 0: none of tcptw's.
 fault_setup()
@@ -141,14 +141,21 @@ tally()
 	OUT[$1]=$(( ${OUT[$1]:-0} + 1 ))
 }
 
-tallies()
+# counts NAME: the associative array NAME as "key=count ..."
+counts()
 {
+	local -n arr=$1
 	local k s=
 
-	for k in "${!OUT[@]}"; do
-		s="$s $k=${OUT[$k]}"
+	for k in "${!arr[@]}"; do
+		s="$s $k=${arr[$k]}"
 	done
 	echo "${s# }"
+}
+
+tallies()
+{
+	counts OUT
 }
 
 # The functions that stand for an allocator in a stack: the allocators,
@@ -193,12 +200,10 @@ point_sites()
 # sites_said WHAT: the sweep's sites, then cleared
 sites_said()
 {
-	local k s=
+	local s
 
-	for k in "${!SITES[@]}"; do
-		s="$s $k=${SITES[$k]}"
-	done
-	diag "$1: sites (caller<allocator=failures):${s:- none}"
+	s=$(counts SITES)
+	diag "$1: sites (caller<allocator=failures): ${s:-none}"
 	SITES=()
 }
 
@@ -229,15 +234,15 @@ hung_dump()
 
 # The test build's fail-nth regions (kmod/test.h): aim_at
 # LOAD,NETNS,NOTIFIER (each the allocation of that region to fail,
-# counted from its entry; 0: none); mark exit load|netns|notifier: what
+# counted from its entry; 0: none); exit_left load|netns|notifier: what
 # was left of it at the region's last exit (0: it failed one; -1: no exit
 # since marks_clear)
-mark()
+exit_left()
 {
 	local col
 
-	case $2 in load) col=1 ;; netns) col=2 ;; *) col=3 ;; esac
-	cut -d, -f$col $PAR/test_failnth_$1 2>/dev/null || echo -1
+	case $1 in load) col=1 ;; netns) col=2 ;; *) col=3 ;; esac
+	cut -d, -f$col $PAR/test_failnth_exit 2>/dev/null || echo -1
 }
 
 marks_clear()
@@ -276,7 +281,7 @@ test_insmod()
 		point_begin
 		# shellcheck disable=SC2086 # the parameters, split on purpose
 		if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
-			exit=$(mark exit load)
+			exit=$(exit_left load)
 			if [ "$exit" != 0 ]; then
 				# tcptw_init() made fewer than k: the sweep is over
 				diag "insmod: tcptw_init() makes $((k - exit)) allocations"
@@ -369,7 +374,7 @@ test_netns()
 			check_err 1 "k=$k: the namespace was not made"
 			break
 		fi
-		exit=$(mark exit netns)
+		exit=$(exit_left netns)
 		if [ "$exit" != 0 ]; then
 			diag "netns: tcptw_net_init() makes $((k - exit)) allocations"
 			check_str "netns with none of tcptw's allocations failed" "$r" "tracked|ok"
@@ -506,7 +511,7 @@ test_conntrack()
 			check_err 1 "k=$k: nf_conntrack refused ($out): tcptw's notifier cannot fail its load"
 			break
 		fi
-		exit=$(mark exit notifier)
+		exit=$(exit_left notifier)
 		if [ "$exit" != 0 ]; then
 			diag "conntrack: the notifier makes $((k - exit)) allocations"
 			rmmod nf_conntrack

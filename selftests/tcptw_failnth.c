@@ -11,8 +11,8 @@
  *   op=OP n=N ret=R errno=ENOMEM|NUMBER calls=C failed=0|1
  *
  * calls is how many allocations counted before the operation ended (N or
- * more when failed=1, the Nth failed). Everything the operation needs is
- * opened before fail-nth is set, so the count is the operation's own.
+ * more when failed=1, the Nth failed). fail-nth's own file is opened
+ * before it is set; the operation's open() of FILE is in the count.
  *
  * OPs:
  *   read FILE              open(), read() to the end, close()
