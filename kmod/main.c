@@ -22,10 +22,14 @@ static int __init tcptw_load(void)
 	if (err)
 		return err;
 	/* state and /proc first: probes may fire as soon as they attach */
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_PERNET, false);
 	err = tcptw_pernet_init();
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_PERNET, true);
 	if (err)
 		return err;
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_PROBES, false);
 	err = tcptw_probes_init();
+	tcptw_test_failnth_mark(TCPTW_FAILNTH_PROBES, true);
 	if (err)
 		goto err_uninit_pernet;
 	tcptw_pernet_rebase();

@@ -51,17 +51,19 @@ module_param_named(test_tw_syn_unhash_wait_ms,
 MODULE_PARM_DESC(test_tw_syn_unhash_wait_ms,
 		 "test build: ms the verdict waits for test_tw_syn_unhash's worker before it gives up (at most 1000)");
 
-static int tcptw_test_failnth_exit[TCPTW_FAILNTH_NR] = { -1, -1, -1 };
+static int tcptw_test_failnth_exit[TCPTW_FAILNTH_NR] = {
+	-1, -1, -1, -1, -1
+};
 module_param_array_named(test_failnth_exit, tcptw_test_failnth_exit, int,
 			 NULL, 0644);
 MODULE_PARM_DESC(test_failnth_exit,
-		 "test build: what was left of test_failnth_at at the last exit of tcptw_init(), a netns init, the module notifier (-1: none since set; 0: it failed one)");
+		 "test build: what was left of test_failnth_at at the last exit of tcptw_init(), a netns init, the module notifier, tcptw_pernet_init(), tcptw_probes_init() (-1: none since set; 0: it failed one)");
 
 static int tcptw_test_failnth_at[TCPTW_FAILNTH_NR];
 module_param_array_named(test_failnth_at, tcptw_test_failnth_at, int, NULL,
 			 0644);
 MODULE_PARM_DESC(test_failnth_at,
-		 "test build: fail the Nth allocation from the entry of tcptw_init(), a netns init, the module notifier (0: none)");
+		 "test build: fail the Nth allocation from the entry of tcptw_init(), a netns init, the module notifier, tcptw_pernet_init(), tcptw_probes_init() (0: none)");
 
 void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {

@@ -20,6 +20,8 @@ enum tcptw_failnth_where {
 	TCPTW_FAILNTH_LOAD,
 	TCPTW_FAILNTH_NETNS,
 	TCPTW_FAILNTH_NOTIFIER,
+	TCPTW_FAILNTH_PERNET,
+	TCPTW_FAILNTH_PROBES,
 	TCPTW_FAILNTH_NR,
 };
 
@@ -68,7 +70,9 @@ extern unsigned int tcptw_test_ack_delay_us;
 void tcptw_test_coexist_uninit(void);
 /*
  * The fail-nth regions: tcptw_init() (main.c), tcptw_net_init()
- * (pernet.c) and the module notifier (probes.c). With test_failnth_at's
+ * (pernet.c), the module notifier (probes.c), and two parts of the load:
+ * tcptw_pernet_init() and tcptw_probes_init() (main.c), whose first
+ * allocations a sweep of the whole load would reach only by luck. With test_failnth_at's
  * column N > 0, the region's Nth allocation fails (the task's fail-nth
  * set at the entry, cleared at the exit), and parameter
  * test_failnth_exit's column says what was left of N at the exit (-1

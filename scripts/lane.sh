@@ -33,7 +33,8 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO" || exit 1
 
 # lane_run NAME K ENV SCRIPTS : kernel K fetched, the module built (normal
-# and test build), the CLI and the helpers; then selftests/run_vm.sh with
+# and test build, the latter with line numbers for the fault lane's
+# sites), the CLI and the helpers; then selftests/run_vm.sh with
 # the normal build and the words of ENV (VAR=value ...) over SCRIPTS in
 # one guest, bounded by VM_TIMEOUT (default 60 minutes, boot included).
 # Its exit status, and the lane's time on stdout.
@@ -43,7 +44,8 @@ lane_run()
 
 	scripts/kernels.sh fetch "$k" >&2 || return 1
 	scripts/build-kmod.sh "$k" "$REPO/.cache/build/$k" >&2 &&
-		scripts/build-kmod.sh "$k" "$REPO/.cache/build/$k-test" TCPTW_TEST=1 >&2 ||
+		scripts/build-kmod.sh "$k" "$REPO/.cache/build/$k-test" TCPTW_TEST=1 \
+			KCFLAGS=-g >&2 ||
 		return 1
 	make -s -C userspace >&2 && make -s -C selftests >&2 || return 1
 	export VM_TIMEOUT=${VM_TIMEOUT:-3600}

@@ -11,17 +11,19 @@
 # failing exactly one of its allocations, the 1st, the 2nd, ... until it
 # completes with none failed. Reads and writes: through
 # selftests/tcptw_failnth (/proc/thread-self/fail-nth), every allocation
-# of the syscalls. tcptw_init(), a namespace's init and the module
-# notifier: the test build's test_failnth_at sets the task's fail-nth at
-# the region's entry and clears it at its exit (kmod/test.h), so the
-# count starts there, whatever the loader or setup_net() did before.
+# of the syscalls after the lookup of the file's directory. tcptw_init(),
+# a namespace's init and the module notifier: the test build's
+# test_failnth_at sets the task's fail-nth at the region's entry and
+# clears it at its exit (kmod/test.h), so the count starts there,
+# whatever the loader or setup_net() did before.
 # failslab and fail_page_alloc count every allocation that may sleep and
 # every order (ignore-gfp-wait N, min-order 0), quietly (verbose 0);
 # __GFP_NOFAIL ones never count. After each failure:
 #
 #  insmod      the test build (stripped, small tables), two namespaces
 #              besides the initial one, every LOAD_STRIDEth allocation of
-#              tcptw_init(): either loaded, then saying what it lacks (a
+#              tcptw_init() and the first few of tcptw_pernet_init() and
+#              tcptw_probes_init(): either loaded, then saying what it lacks (a
 #              namespace untracked: the kernel log; a part: status; a
 #              hook: probes) and unloaded, or refused with ENOMEM, then
 #              gone for good: not in /proc/modules, no /proc/net/tcptw,
@@ -43,7 +45,11 @@
 # Every failure must also leave no kernel report and nothing of tcptw's
 # in kmemleak: selftests/run_vm.sh checks both at the end of the guest.
 # Each sweep prints its injection points (the allocations it failed one
-# at a time) and how the operation ended for each.
+# at a time), how the operation ended for each, and the sites of the
+# failures (the kernel's stack of each, verbose 2). Last, every allocator
+# call in kmod/ must have failed at least once: each failure's first
+# frame in tcptw's code, resolved to its line (addr2line on the test
+# build, which scripts/lane.sh builds with -g), against a grep of kmod/.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -56,8 +62,10 @@ PAR=/sys/module/tcptw/parameters
 MAX_POINTS=${FAULT_MAX_POINTS:-4000}
 # Every LOAD_STRIDEth allocation of tcptw_init() (about 10 s a load in
 # a debug guest under TCG, and about 360 allocations with three
-# namespaces; 1: every one)
-LOAD_STRIDE=${FAULT_LOAD_STRIDE:-9}
+# namespaces; 1: every one); the same for the conntrack notifier past its
+# first CT_DENSE
+LOAD_STRIDE=${FAULT_LOAD_STRIDE:-15}
+CT_DENSE=8
 
 [ -e /proc/self/fail-nth ] || {
 	echo "SKIP: no /proc/self/fail-nth (a kernel without CONFIG_FAULT_INJECTION: the fault lane runs on the debug kernels)"
@@ -133,9 +141,10 @@ stale_hooks()
 	} | sort -u | head -n 5
 }
 
-# Outcome tallies of one sweep: OUT[kind]=count; and the sites of its
-# failures: SITES[caller<allocator]=count
-declare -A OUT SITES
+# Outcome tallies of one sweep: OUT[kind]=count; the sites of its
+# failures: SITES[caller<allocator]=count; and over the whole script,
+# each failure's first frame in tcptw's code: TW_FRAMES[fn+0xoff]=count
+declare -A OUT SITES TW_FRAMES
 tally()
 {
 	OUT[$1]=$(( ${OUT[$1]:-0} + 1 ))
@@ -165,7 +174,8 @@ ALLOC_FRAMES='^(dump_stack|dump_stack_lvl|fail_dump|should_fail|should_fail_ex|_
 # point_begin: a point of a sweep starts (the kernel log's length now);
 # point_sites: the site of each failure injected since, counted in SITES:
 # "caller<allocator", the first frame past ALLOC_FRAMES and the last one
-# of them ("[tcptw]" after a function of tcptw's)
+# of them ("[tcptw]" after a function of tcptw's); and its first frame of
+# tcptw's, counted in TW_FRAMES
 point_begin()
 {
 	POINT_LOG=$(dmesg | wc -l)
@@ -173,12 +183,27 @@ point_begin()
 
 point_sites()
 {
-	local site
+	local site frame
 
-	for site in $(dmesg | tail -n +$((POINT_LOG + 1)) | awk -v skip="$ALLOC_FRAMES" '
-		/FAULT_INJECTION: forcing a failure/ { inb = 1; last = "?"; next }
+	# "site frame" a failure: frame is fn+0xoff, "-" without one
+	while read -r site frame; do
+		SITES[$site]=$(( ${SITES[$site]:-0} + 1 ))
+		[ "$frame" = - ] ||
+			TW_FRAMES[$frame]=$(( ${TW_FRAMES[$frame]:-0} + 1 ))
+	done < <(dmesg | tail -n +$((POINT_LOG + 1)) | awk -v skip="$ALLOC_FRAMES" '
+		function done_one() {
+			if (site != "")
+				print site, (tw == "" ? "-" : tw)
+			inb = 0
+		}
+		/FAULT_INJECTION: forcing a failure/ {
+			if (inb)
+				done_one()
+			inb = 1; last = "?"; site = ""; tw = ""
+			next
+		}
 		!inb { next }
-		/<\/TASK>/ { inb = 0; next }
+		/<\/TASK>/ { done_one(); next }
 		{
 			sub(/^\[[^]]*\] */, "")
 			if ($1 == "?" || $1 !~ /\+0x/)
@@ -186,15 +211,19 @@ point_sites()
 			fn = $1
 			sub(/\+0x.*/, "", fn)
 			sub(/\.(constprop|isra|part|cold).*$/, "", fn)
-			if (fn ~ skip) {
+			if (site == "" && fn ~ skip) {
 				last = fn
 				next
 			}
-			print fn "<" last ($2 == "[tcptw]" ? "[tcptw]" : "")
-			inb = 0
-		}'); do
-		SITES[$site]=$(( ${SITES[$site]:-0} + 1 ))
-	done
+			if (site == "")
+				site = fn "<" last ($2 == "[tcptw]" ? "[tcptw]" : "")
+			if ($2 == "[tcptw]") {
+				tw = $1
+				sub(/\/.*/, "", tw)
+				done_one()
+			}
+		}
+		END { if (inb) done_one() }')
 }
 
 # sites_said WHAT: the sweep's sites, then cleared
@@ -232,27 +261,45 @@ hung_dump()
 	return $rc
 }
 
-# The test build's fail-nth regions (kmod/test.h): aim_at
-# LOAD,NETNS,NOTIFIER (each the allocation of that region to fail,
-# counted from its entry; 0: none); exit_left load|netns|notifier: what
-# was left of it at the region's last exit (0: it failed one; -1: no exit
-# since marks_clear)
+# The test build's fail-nth regions (kmod/test.h), in the order of its
+# parameters' columns: tcptw_init(), a namespace's init, the module
+# notifier, and the load's tcptw_pernet_init() and tcptw_probes_init()
+REGIONS="load netns notifier pernet probes"
+
+# at_value REGION K: test_failnth_at's value that fails the Kth
+# allocation of REGION, counted from its entry (K 0: none)
+at_value()
+{
+	local r v=
+
+	for r in $REGIONS; do
+		[ "$r" = "$1" ] && v=$v,$2 || v=$v,0
+	done
+	echo "${v#,}"
+}
+
+# exit_left REGION: what was left of its K at the region's last exit (0:
+# it failed one; -1: no exit since marks_clear)
 exit_left()
 {
-	local col
+	local r col=0
 
-	case $1 in load) col=1 ;; netns) col=2 ;; *) col=3 ;; esac
+	for r in $REGIONS; do
+		col=$((col + 1))
+		[ "$r" = "$1" ] && break
+	done
 	cut -d, -f$col $PAR/test_failnth_exit 2>/dev/null || echo -1
 }
 
 marks_clear()
 {
-	echo -1,-1,-1 >$PAR/test_failnth_exit
+	echo -1,-1,-1,-1,-1 >$PAR/test_failnth_exit
 }
 
+# aim_at REGION K
 aim_at()
 {
-	echo "$1" >$PAR/test_failnth_at
+	at_value "$1" "$2" >$PAR/test_failnth_at
 }
 
 # the errno name insmod's message gives
@@ -264,10 +311,69 @@ insmod_errno()
 	esac
 }
 
+# load_point REGION K: one load of the sweep with REGION's Kth
+# allocation failed, checked; points and untracked counted. 0: a point;
+# 1: REGION made fewer than K (none failed); 2: the sweep cannot go on
+load_point()
+{
+	local region=$1 k=$2 out err stale exit ns u
+
+	point_begin
+	# shellcheck disable=SC2086 # the parameters, split on purpose
+	if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS \
+		test_failnth_at="$(at_value "$region" "$k")" 2>&1); then
+		exit=$(exit_left "$region")
+		if [ "$exit" != 0 ]; then
+			# the region made fewer than k
+			diag "insmod: $region makes $((k - exit)) allocations"
+			rmmod tcptw
+			return 1
+		fi
+		points=$((points + 1))
+		# degraded, and saying so: a namespace not tracked (the
+		# kernel log says it), a part missing (status) or a hook not
+		# attached (probes gives its error)
+		u=0
+		for ns in "$NSA" "$NSB"; do
+			ip netns exec "$ns" test -d $TCPTW_PROC || u=$((u + 1))
+		done
+		[ -d $TCPTW_PROC ] || u=$((u + 1))
+		if [ $u -gt 0 ]; then
+			tally loaded,untracked
+			untracked=$((untracked + u))
+		elif ! timeout 20 cat $TCPTW_PROC/counters $TCPTW_PROC/status \
+			>/dev/null; then
+			check_err 1 "$region k=$k: loaded, but its files cannot be read"
+		elif grep -q 'error:' $TCPTW_PROC/probes; then
+			tally loaded,hook-error
+		elif grep -q nomem $TCPTW_PROC/status; then
+			tally loaded,nomem
+		else
+			tally loaded
+		fi
+		rmmod tcptw || { check_err 1 "$region k=$k: rmmod"; return 2; }
+	else
+		points=$((points + 1))
+		err=$(insmod_errno "$out")
+		tally "$err"
+		[ "$err" = ENOMEM ] ||
+			check_err 1 "$region k=$k: refused with '$out', not ENOMEM"
+		grep -q '^tcptw ' /proc/modules &&
+			{ check_err 1 "$region k=$k: refused, yet in /proc/modules"; return 2; }
+		[ -e $TCPTW_PROC ] &&
+			check_err 1 "$region k=$k: refused, yet $TCPTW_PROC is there"
+	fi
+	point_sites
+	stale=$(stale_hooks)
+	[ -z "$stale" ] ||
+		{ check_err 1 "$region k=$k: hooks left: $stale"; return 2; }
+	return 0
+}
+
 test_insmod()
 {
 	local name="fault: insmod: each of tcptw_init()'s allocations failed in turn, refused with ENOMEM or loaded and saying what it lacks; nothing left behind"
-	local k out err stale points=0 untracked0 untracked exit ns u
+	local k at points=0 untracked0 untracked ns
 
 	test_begin "insmod"
 	OUT=()
@@ -277,58 +383,18 @@ test_insmod()
 	rmmod tcptw || { check_err 1 "rmmod tcptw"; log_test "$name"; return; }
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
-	for ((k = 1; k <= MAX_POINTS + 1; k += LOAD_STRIDE)); do
-		point_begin
-		# shellcheck disable=SC2086 # the parameters, split on purpose
-		if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS test_failnth_at=$k,0,0 2>&1); then
-			exit=$(exit_left load)
-			if [ "$exit" != 0 ]; then
-				# tcptw_init() made fewer than k: the sweep is over
-				diag "insmod: tcptw_init() makes $((k - exit)) allocations"
-				rmmod tcptw
-				break
-			fi
-			points=$((points + 1))
-			# degraded, and saying so: a namespace not tracked
-			# (the kernel log says it), a part missing (status)
-			# or a hook not attached (probes gives its error)
-			u=0
-			for ns in "$NSA" "$NSB"; do
-				ip netns exec "$ns" test -d $TCPTW_PROC || u=$((u + 1))
-			done
-			[ -d $TCPTW_PROC ] || u=$((u + 1))
-			if [ $u -gt 0 ]; then
-				tally loaded,untracked
-				untracked=$((untracked + u))
-			elif ! timeout 20 cat $TCPTW_PROC/counters $TCPTW_PROC/status \
-				>/dev/null; then
-				check_err 1 "k=$k: loaded, but its files cannot be read"
-			elif grep -q 'error:' $TCPTW_PROC/probes; then
-				tally loaded,hook-error
-			elif grep -q nomem $TCPTW_PROC/status; then
-				tally loaded,nomem
-			else
-				tally loaded
-				diag "k=$k: loaded whole"
-			fi
-			rmmod tcptw || { check_err 1 "k=$k: rmmod"; break; }
-		else
-			points=$((points + 1))
-			err=$(insmod_errno "$out")
-			tally "$err"
-			[ "$err" = ENOMEM ] ||
-				check_err 1 "k=$k: refused with '$out', not ENOMEM"
-			grep -q '^tcptw ' /proc/modules &&
-				{ check_err 1 "k=$k: refused, yet in /proc/modules"; break; }
-			[ -e $TCPTW_PROC ] &&
-				check_err 1 "k=$k: refused, yet $TCPTW_PROC is there"
-		fi
-		point_sites
-		stale=$(stale_hooks)
-		[ -z "$stale" ] ||
-			{ check_err 1 "k=$k: hooks left: $stale"; break; }
+	# the first allocations of the load's two parts (tcptw's own
+	# kcalloc()s and alloc_workqueue()), then every LOAD_STRIDEth of it
+	for at in pernet:1 pernet:2 pernet:3 probes:1 probes:2 probes:3 \
+		probes:4 probes:5 probes:6; do
+		load_point "${at%:*}" "${at#*:}"
+		[ $? = 2 ] && break
 	done
-	diag "insmod: $points injection points (every ${LOAD_STRIDE}th allocation of tcptw_init()): $(tallies)"
+	for ((k = 1; k <= MAX_POINTS + 1; k += LOAD_STRIDE)); do
+		load_point load $k
+		case $? in 1|2) break ;; esac
+	done
+	diag "insmod: $points injection points (every ${LOAD_STRIDE}th allocation of tcptw_init(), the first 3 of tcptw_pernet_init() and 6 of tcptw_probes_init()): $(tallies)"
 	sites_said insmod
 	check_gt "insmod: injection points" "$points" 0
 	# (ratelimited: at least one for the first, at most one each)
@@ -359,7 +425,7 @@ test_netns()
 	untracked0=$(dmesg | grep -c 'a new netns is not tracked')
 	untracked=$untracked0
 	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
-		aim_at 0,$k,0
+		aim_at netns $k
 		marks_clear
 		point_begin
 		# in the new namespace: tracked or not, and its status's parts
@@ -388,7 +454,7 @@ test_netns()
 		*) r=${r#tracked|}; tally "${r%,}" ;;
 		esac
 	done
-	aim_at 0,0,0
+	aim_at load 0
 	diag "netns: $points injection points in tcptw_net_init(): $(tallies)"
 	sites_said netns
 	check_gt "netns: injection points" "$points" 0
@@ -503,8 +569,9 @@ test_conntrack()
 		modprobe "$d" || { check_err 1 "modprobe $d"; log_test "$name"; return; }
 	done
 	reload_test_build || { log_test "$name"; return; }
-	for ((k = 1; k <= MAX_POINTS + 1; k++)); do
-		aim_at 0,0,$k
+	# the first CT_DENSE (tcptw's own), then every LOAD_STRIDEth
+	for ((k = 1; k <= MAX_POINTS + 1; k += (k < CT_DENSE ? 1 : LOAD_STRIDE))); do
+		aim_at notifier $k
 		marks_clear
 		point_begin
 		if ! out=$(modprobe nf_conntrack 2>&1); then
@@ -517,7 +584,7 @@ test_conntrack()
 			rmmod nf_conntrack
 			break
 		fi
-		points=$k
+		points=$((points + 1))
 		point_sites
 		# each attached, or its error said: never absent
 		case $(ct_hooks) in
@@ -532,8 +599,8 @@ test_conntrack()
 			$DBGFS/kprobes/list /sys/kernel/tracing/enabled_functions 2>/dev/null | head -n 3)
 		[ -z "$stale" ] || { check_err 1 "k=$k: hooks left: $stale"; break; }
 	done
-	aim_at 0,0,0
-	diag "conntrack: $points injection points in the notifier: $(tallies)"
+	aim_at load 0
+	diag "conntrack: $points injection points in the notifier (the first $CT_DENSE, then every ${LOAD_STRIDE}th): $(tallies)"
 	sites_said conntrack
 	check_gt "conntrack: injection points" "$points" 0
 	modprobe nf_conntrack || check_err 1 "nf_conntrack's load without faults"
@@ -545,9 +612,72 @@ test_conntrack()
 	log_test "$name"
 }
 
+# The allocator calls of kmod/ as built into the test build (its copy of
+# the sources beside it): "file:line", comments left out
+ALLOCATORS='k[mz]alloc|kmalloc_array|kcalloc|kv[mz]alloc|kvmalloc_array|kvcalloc|v[mz]alloc|alloc_pages?|__get_free_pages?|get_zeroed_page|alloc_percpu|alloc_percpu_gfp|kmem_cache_[az]alloc|kstrdup|kmemdup|krealloc|alloc_workqueue'
+alloc_sites()
+{
+	local dir f
+
+	dir=$(dirname "$TCPTW_TEST_KO")
+	for f in "$dir"/kmod/*.c "$dir"/kmod/compat/*.c; do
+		# only what the module is made of
+		[ -e "${f%.c}.o" ] || continue
+		grep -nE "(^|[^A-Za-z0-9_])($ALLOCATORS)\(" "$f" |
+			grep -vE '^[0-9]+:[[:space:]]*(\*|/\*|//)' |
+			sed "s|^\([0-9]*\):.*|${f#"$dir"/}:\1|"
+	done
+}
+
+# frame_lines FRAME... : the source lines (file:line, the inlined ones
+# too) of each fn+0xoff of the test build, one per line
+frame_lines()
+{
+	local ko=$TCPTW_TEST_KO frame fn off val ndx
+
+	for frame; do
+		fn=${frame%%+*} off=${frame#*+}
+		# the symbol's value and section index
+		read -r val ndx < <(readelf -sW "$ko" |
+			awk -v fn="$fn" '$8 == fn && $4 == "FUNC" { print $2, $7; exit }')
+		[ -n "$val" ] || continue
+		# the return address less one: the call's line
+		addr2line -i -e "$ko" \
+			-j "$(readelf -SW "$ko" | sed -n "s/^ *\[ *$ndx\] \([^ ]*\) .*/\1/p")" \
+			"$(printf '0x%x' $((0x$val + off - 1)))"
+	done | sed 's| (discriminator [0-9]*)||; s|^.*/\(kmod/\)|\1|'
+}
+
+test_sites()
+{
+	local name="fault: every allocator call in kmod/ made to fail at least once by the sweeps above"
+	local site file line lines reached missing= n=0
+
+	test_begin "sites"
+	if ! readelf -SW "$TCPTW_TEST_KO" | grep -q '\.debug_line'; then
+		skip_test "the test build has no line numbers (scripts/lane.sh builds it with -g)"
+		log_test "$name"
+		return
+	fi
+	lines=$(frame_lines "${!TW_FRAMES[@]}" | sort -u)
+	diag "sites: the failures' first frames in tcptw's code: ${#TW_FRAMES[@]}, at lines: $(echo $lines)"
+	for site in $(alloc_sites); do
+		n=$((n + 1))
+		file=${site%:*} line=${site##*:}
+		# the call's statement may span three lines
+		reached=$(echo "$lines" | awk -F: -v f="$file" -v l="$line" \
+			'$1 == f && $2 >= l && $2 <= l + 2 { print; exit }')
+		[ -n "$reached" ] || missing="$missing $site"
+	done
+	check_gt "sites: allocator calls in kmod/" "$n" 0
+	check_str "sites: allocator calls of kmod/ no sweep failed" "${missing# }" ""
+	log_test "$name"
+}
+
 tests_run \
 	test_insmod \
 	test_netns \
 	test_reads \
 	test_control \
-	test_conntrack
+	test_conntrack \
+	test_sites

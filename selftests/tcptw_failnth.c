@@ -11,8 +11,12 @@
  *   op=OP n=N ret=R errno=ENOMEM|NUMBER calls=C failed=0|1
  *
  * calls is how many allocations counted before the operation ended (N or
- * more when failed=1, the Nth failed). fail-nth's own file is opened
- * before it is set; the operation's open() of FILE is in the count.
+ * more when failed=1, the Nth failed). fail-nth's own file and FILE's
+ * directory are opened before it is set: the count starts at the lookup
+ * of FILE's last component in that directory. (The walk through
+ * /proc/self would count procfs' instantiation of this process's
+ * directories, which fails with ENOENT when its inode cannot be
+ * allocated: proc_pid_instantiate() and proc_pident_instantiate().)
  *
  * OPs:
  *   read FILE              open(), read() to the end, close()
@@ -29,6 +33,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,10 +80,10 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	unsigned long n, left, calls;
+	char *end, *dir, *name;
 	const char *op;
-	char *end;
+	int fd, dirfd, err;
 	long ret;
-	int fd, err;
 
 	if (argc < 3)
 		usage();
@@ -97,9 +102,22 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	dir = strdup(argv[3]);
+	name = strdup(argv[3]);
+	if (!dir || !name) {
+		perror("tcptw_failnth");
+		return 1;
+	}
+	dirfd = open(dirname(dir), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		fprintf(stderr, "tcptw_failnth: %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	name = basename(name);
+
 	failnth_set(n);
 	if (!strcmp(op, "read")) {
-		ret = open(argv[3], O_RDONLY | O_CLOEXEC);
+		ret = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 		if (ret >= 0) {
 			fd = ret;
 			do {
@@ -110,7 +128,7 @@ int main(int argc, char **argv)
 			errno = err;
 		}
 	} else {
-		ret = open(argv[3], O_WRONLY | O_CLOEXEC);
+		ret = openat(dirfd, name, O_WRONLY | O_CLOEXEC);
 		if (ret >= 0) {
 			fd = ret;
 			ret = write(fd, argv[4], strlen(argv[4]));
