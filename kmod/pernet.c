@@ -280,15 +280,15 @@ int tcptw_pernet_init(void)
 	if (!free_wq)
 		return -ENOMEM;
 	err = register_pernet_subsys(&tcptw_net_ops);
-	if (err) {
-		/*
-		 * A failed register ran the exits of the namespaces it had
-		 * initialised: their frees are queue_rcu_work()'s, as at
-		 * unload
-		 */
-		rcu_barrier();
+	/*
+	 * A failed register ran the exits of the namespaces it had
+	 * initialised, whose frees are queue_rcu_work()'s: it waits for their
+	 * RCU callbacks itself (rcu_barrier() in register_pernet_operations()
+	 * on every kernel), so the queue holds them when it is destroyed and
+	 * they run before it goes.
+	 */
+	if (err)
 		destroy_workqueue(free_wq);
-	}
 	return err;
 }
 

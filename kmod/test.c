@@ -65,11 +65,25 @@ module_param_array_named(test_failnth_at, tcptw_test_failnth_at, int, NULL,
 MODULE_PARM_DESC(test_failnth_at,
 		 "test build: fail the Nth allocation from the entry of tcptw_init(), a netns init, the module notifier, tcptw_pernet_init(), tcptw_probes_init() (0: none)");
 
+static unsigned int tcptw_test_failnth_after_netns;
+module_param_named(test_failnth_after_netns, tcptw_test_failnth_after_netns,
+		   uint, 0444);
+MODULE_PARM_DESC(test_failnth_after_netns,
+		 "test build: at the exit of the load's Nth netns init, fail the task's next allocation: the next netns' generic data in ops_init(), so that register_pernet_subsys() fails with N namespaces initialised (0: none)");
+
+static unsigned int failnth_netns_exits;
+
 void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {
 #ifdef CONFIG_FAULT_INJECTION
 	int at = READ_ONCE(tcptw_test_failnth_at[where]);
 
+	/* the load's inits run one after the other, under pernet_ops_rwsem */
+	if (where == TCPTW_FAILNTH_NETNS && exit &&
+	    tcptw_test_failnth_after_netns &&
+	    THIS_MODULE->state == MODULE_STATE_COMING &&
+	    ++failnth_netns_exits == tcptw_test_failnth_after_netns)
+		WRITE_ONCE(current->fail_nth, 1);
 	if (at <= 0)
 		return;
 	/* the task's own fail-nth, counted from here, as a sweep's */

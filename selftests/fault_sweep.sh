@@ -46,7 +46,7 @@
 # in kmemleak: selftests/run_vm.sh checks both at the end of the guest.
 # Each sweep prints its injection points (the allocations it failed one
 # at a time), how the operation ended for each, and the sites of the
-# failures (the kernel's stack of each, verbose 2). Last, every allocator
+# failures (the stack of each, traced). Last, every allocator
 # call in kmod/ must have failed at least once: each failure's first
 # frame in tcptw's code, resolved to its line (addr2line on the test
 # build, which scripts/lane.sh builds with -g), against a grep of kmod/.
@@ -85,23 +85,58 @@ have_test_build || {
 	exit $ksft_skip
 }
 
-# Every allocation counts, and each failure's stack goes to the kernel
-# log (verbose 2) for its site (point_sites; selftests/run_vm.sh leaves
-# those dumps out of its check for reports). The defaults count neither
-# an allocation that may sleep nor one of order 0: none of tcptw's.
+# Every allocation counts (the defaults count neither an allocation that
+# may sleep nor one of order 0: none of tcptw's), quietly: the kernel log
+# would have the stack of a failure only without __GFP_NOWARN, which
+# most of tcptw's have. Each failure's stack is traced instead for its
+# site (point_sites): kretprobe events on failslab's and fail_page_alloc's
+# decisions (should_fail_ex() itself is not traceable), kept where they
+# returned a failure, with a stacktrace trigger.
+TRACEFS=/sys/kernel/tracing
+FAILED_EVS="slab:should_failslab page:should_fail_alloc_page"
 fault_setup()
 {
 	local d
 
 	for d in failslab fail_page_alloc; do
 		echo N >$DBGFS/$d/ignore-gfp-wait || return 1
-		echo 2 >$DBGFS/$d/verbose || return 1
+		echo 0 >$DBGFS/$d/verbose || return 1
 	done
 	echo N >$DBGFS/fail_page_alloc/ignore-gfp-highmem &&
-		echo 0 >$DBGFS/fail_page_alloc/min-order
+		echo 0 >$DBGFS/fail_page_alloc/min-order || return 1
+	[ -d $TRACEFS/events ] || mount -t tracefs nodev $TRACEFS || return 1
+	echo 1 >$TRACEFS/options/sym-offset || return 1
+	for d in $FAILED_EVS; do
+		# an int (0 or -ENOMEM) or a bool: its low byte non-zero is a
+		# failure (a bool's upper bits are not defined)
+		echo "r:faultsweep/${d%:*} ${d#*:} ret=\$retval:u8" \
+			>>$TRACEFS/kprobe_events &&
+			echo 'ret != 0' >$TRACEFS/events/faultsweep/${d%:*}/filter &&
+			echo 'stacktrace if ret != 0' \
+				>$TRACEFS/events/faultsweep/${d%:*}/trigger &&
+			echo 1 >$TRACEFS/events/faultsweep/${d%:*}/enable ||
+			return 1
+	done
 }
+
+fault_teardown()
+{
+	local d ev
+
+	for d in $FAILED_EVS; do
+		ev=$TRACEFS/events/faultsweep/${d%:*}
+		[ -d "$ev" ] || continue
+		echo 0 >"$ev"/enable
+		echo '!stacktrace if ret != 0' >"$ev"/trigger
+		echo "-:faultsweep/${d%:*}" >>$TRACEFS/kprobe_events
+	done
+	echo 0 >$TRACEFS/options/sym-offset
+	echo >$TRACEFS/trace
+}
+
 fault_setup || {
-	echo "FAIL: failslab and fail_page_alloc cannot be set up in $DBGFS"
+	echo "FAIL: failslab and fail_page_alloc (in $DBGFS) or the trace of their failures (kretprobe events: $FAILED_EVS) cannot be set up"
+	fault_teardown
 	exit 1
 }
 
@@ -114,6 +149,7 @@ KO_PARAMS="event_ring_size=16 peer_table_size=8 listener_table_size=8"
 
 test_cleanup()
 {
+	fault_teardown
 	[ "${CT_WAS_LOADED:-1}" = 1 ] || rmmod nf_conntrack 2>/dev/null
 	rmmod tcptw 2>/dev/null
 	insmod "$TCPTW_KO"
@@ -168,16 +204,18 @@ tallies()
 }
 
 # The functions that stand for an allocator in a stack: the allocators,
-# the fault injection's frames, and the sanitizers' hooks under them
-ALLOC_FRAMES='^(dump_stack|dump_stack_lvl|fail_dump|should_fail|should_fail_ex|__should_failslab|should_failslab|should_fail_alloc_page|__should_fail_alloc_page|prepare_alloc_pages|__alloc_pages|alloc_pages|alloc_pages_node|__alloc_pages_node|__get_free_pages|get_zeroed_page|slab_pre_alloc_hook|slab_alloc|slab_alloc_node|__slab_alloc|kmem_cache_alloc|kmem_cache_alloc_node|kmem_cache_alloc_trace|kmem_cache_alloc_lru|kmem_cache_zalloc|__kmalloc|__kmalloc_node|kmalloc_trace|kmalloc_node_trace|__kmalloc_node_track_caller|kmalloc_large|kmalloc_order|kmalloc_order_trace|kvmalloc_node|__kvmalloc_node|kmemdup|kstrdup|kstrdup_const|krealloc|__do_krealloc|__vmalloc_node_range|__vmalloc_node|__vmalloc_area_node|vmalloc|vzalloc|__vmalloc|__alloc_pages_bulk|alloc_pages_bulk_array_mempolicy|vm_area_alloc_pages|alloc_vmap_area|__get_vm_area_node|pcpu_.*|__alloc_percpu.*|kasan_.*|__kasan_.*|kmemleak_.*|__create_object|create_object|.*_noprof)$'
+# the fault injection's frames, the sanitizers' hooks under them, and the
+# trace's own frames above them
+ALLOC_FRAMES='^(.*kretprobe.*|.*trampoline.*|kprobe.*|trace_.*|__trace_.*|event_trigger.*|stacktrace_.*|__?kmem_cache_.*|__?kmalloc.*|dump_stack|dump_stack_lvl|fail_dump|should_fail|should_fail_ex|__should_failslab|should_failslab|should_fail_alloc_page|__should_fail_alloc_page|prepare_alloc_pages|__alloc_pages|alloc_pages|alloc_pages_node|__alloc_pages_node|__get_free_pages|get_zeroed_page|slab_pre_alloc_hook|slab_alloc|slab_alloc_node|__slab_alloc|kmem_cache_alloc|kmem_cache_alloc_node|kmem_cache_alloc_trace|kmem_cache_alloc_lru|kmem_cache_zalloc|__kmalloc|__kmalloc_node|kmalloc_trace|kmalloc_node_trace|__kmalloc_node_track_caller|kmalloc_large|kmalloc_order|kmalloc_order_trace|kvmalloc_node|__kvmalloc_node|kmemdup|kstrdup|kstrdup_const|krealloc|__do_krealloc|__vmalloc_node_range|__vmalloc_node|__vmalloc_area_node|vmalloc|vzalloc|__vmalloc|__alloc_pages_bulk|alloc_pages_bulk_array_mempolicy|vm_area_alloc_pages|alloc_vmap_area|__get_vm_area_node|pcpu_.*|__alloc_percpu.*|kasan_.*|__kasan_.*|kmemleak_.*|__create_object|create_object|.*_noprof)$'
 
-# point_begin: a point of a sweep starts (the kernel log's length now);
-# point_sites: the site of each failure injected since, counted in SITES:
-# "caller<allocator", the first frame past ALLOC_FRAMES and the last one
-# of them ("[tcptw]" after a function of tcptw's); and its first frame of
-# tcptw's, counted in TW_FRAMES
+# point_begin: a point of a sweep starts (the trace emptied, the kernel
+# log's length in POINT_LOG); point_sites: the site of each failure
+# injected since, counted in SITES: "caller<allocator", the first frame
+# past ALLOC_FRAMES and the last one of them ("[tcptw]" after a function
+# of tcptw's); and its first frame of tcptw's, counted in TW_FRAMES
 point_begin()
 {
+	echo >$TRACEFS/trace
 	POINT_LOG=$(dmesg | wc -l)
 }
 
@@ -190,23 +228,25 @@ point_sites()
 		SITES[$site]=$(( ${SITES[$site]:-0} + 1 ))
 		[ "$frame" = - ] ||
 			TW_FRAMES[$frame]=$(( ${TW_FRAMES[$frame]:-0} + 1 ))
-	done < <(dmesg | tail -n +$((POINT_LOG + 1)) | awk -v skip="$ALLOC_FRAMES" '
+	# the trace: "<stack trace>", then a line " => fn+0xoff/0xlen [mod]"
+	# a frame
+	done < <(awk -v skip="$ALLOC_FRAMES" '
 		function done_one() {
 			if (site != "")
 				print site, (tw == "" ? "-" : tw)
 			inb = 0
 		}
-		/FAULT_INJECTION: forcing a failure/ {
+		/<stack trace>/ {
 			if (inb)
 				done_one()
 			inb = 1; last = "?"; site = ""; tw = ""
 			next
 		}
 		!inb { next }
-		/<\/TASK>/ { done_one(); next }
+		!/^ => / { done_one(); next }
 		{
-			sub(/^\[[^]]*\] */, "")
-			if ($1 == "?" || $1 !~ /\+0x/)
+			sub(/^ => /, "")
+			if ($1 !~ /\+0x/)
 				next
 			fn = $1
 			sub(/\+0x.*/, "", fn)
@@ -223,7 +263,7 @@ point_sites()
 				done_one()
 			}
 		}
-		END { if (inb) done_one() }')
+		END { if (inb) done_one() }' $TRACEFS/trace)
 }
 
 # sites_said WHAT: the sweep's sites, then cleared
@@ -466,6 +506,45 @@ test_netns()
 	log_test "$name"
 }
 
+# A register_pernet_subsys() that fails after some namespaces were
+# initialised runs their exits, which queue their states' frees on
+# tcptw's workqueue after an RCU grace period: the load must wait for
+# those before it destroys the queue and its text goes (7315c58). Aimed
+# exactly: the test build's test_failnth_after_netns fails the first
+# allocation after the second namespace's init, the third one's generic
+# data in ops_init().
+test_register()
+{
+	local name="fault: insmod with register_pernet_subsys() failing on the third namespace: ENOMEM, the first two's states freed before the module goes, no report"
+	local out
+
+	test_begin "register"
+	SITES=()
+	setup_ns NSA NSB || { check_err 1 "setup_ns"; log_test "$name"; return; }
+	rmmod tcptw || { check_err 1 "rmmod tcptw"; log_test "$name"; return; }
+	point_begin
+	# shellcheck disable=SC2086 # the parameters, split on purpose
+	if out=$(hung_dump 120 insmod "$KO" $KO_PARAMS test_failnth_after_netns=2 2>&1); then
+		check_err 1 "loaded: the third namespace's allocation did not fail"
+		rmmod tcptw
+	else
+		check_str "insmod's error" "$(insmod_errno "$out")" ENOMEM
+	fi
+	point_sites
+	check_str "the failed allocation's caller" \
+		"$(counts SITES | grep -o 'ops_init<' | head -n 1)" 'ops_init<'
+	grep -q '^tcptw ' /proc/modules &&
+		check_err 1 "refused, yet in /proc/modules"
+	# a free still queued would run in the next grace periods, on a
+	# destroyed workqueue and the module's text gone
+	sleep 3
+	check_dmesg_clean "$POINT_LOG"
+	SITES=()
+	insmod "$TCPTW_TEST_KO" || check_err 1 "insmod without faults after it"
+	cleanup_ns "$NSA" "$NSB"
+	log_test "$name"
+}
+
 # reload_test_build : tcptw as the test build (for its fail-nth marks)
 reload_test_build()
 {
@@ -651,7 +730,7 @@ frame_lines()
 test_sites()
 {
 	local name="fault: every allocator call in kmod/ made to fail at least once by the sweeps above"
-	local site file line lines reached missing= n=0
+	local site file line lines reached missing='' n=0
 
 	test_begin "sites"
 	if ! readelf -SW "$TCPTW_TEST_KO" | grep -q '\.debug_line'; then
@@ -676,6 +755,7 @@ test_sites()
 
 tests_run \
 	test_insmod \
+	test_register \
 	test_netns \
 	test_reads \
 	test_control \
