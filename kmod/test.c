@@ -9,6 +9,7 @@
 #include <linux/workqueue.h>
 #include <net/inet_timewait_sock.h>
 
+#include "mem.h"
 #include "test.h"
 
 unsigned int tcptw_test_attach_delay_ms;
@@ -78,6 +79,17 @@ void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 #ifdef CONFIG_FAULT_INJECTION
 	int at = READ_ONCE(tcptw_test_failnth_at[where]);
 
+	/*
+	 * Where the text is, raw (the test build's sweeps only): a sweep
+	 * reads a refused load's traced stacks once its symbols are gone
+	 * (selftests/fault_sweep.sh)
+	 */
+	if (where == TCPTW_FAILNTH_LOAD && !exit &&
+	    (memchr_inv(tcptw_test_failnth_at, 0,
+			sizeof(tcptw_test_failnth_at)) ||
+	     tcptw_test_failnth_after_netns))
+		pr_info("test build: tcptw_mem_alloc at %lx\n",
+			(unsigned long)tcptw_mem_alloc);
 	/* the load's inits run one after the other, under pernet_ops_rwsem */
 	if (where == TCPTW_FAILNTH_NETNS && exit &&
 	    tcptw_test_failnth_after_netns &&

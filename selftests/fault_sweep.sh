@@ -221,31 +221,42 @@ point_begin()
 
 point_sites()
 {
-	local site frame
+	local site frame hex at
 
-	# "site frame" a failure: frame is fn+0xoff, "-" without one
-	while read -r site frame; do
+	# the test build's text this point, if it said (its sweeps' loads)
+	at=$(dmesg | tail -n +$((POINT_LOG + 1)) |
+		sed -n 's/.*test build: tcptw_mem_alloc at \([0-9a-f]*\)$/\1/p' | tail -n 1)
+	# "site frame hex" a failure: frame is fn+0xoff, "-" without one;
+	# hex the frames without a symbol before it, "-" if none
+	while read -r site frame hex; do
 		SITES[$site]=$(( ${SITES[$site]:-0} + 1 ))
-		[ "$frame" = - ] ||
+		# a load refused, its symbols gone before the trace was read
+		[ "$frame" = - ] && [ "$hex" != - ] && [ -n "$at" ] &&
+			frame=$(text_frame "$at" "$hex")
+		[ "$frame" = - ] || [ -z "$frame" ] ||
 			TW_FRAMES[$frame]=$(( ${TW_FRAMES[$frame]:-0} + 1 ))
 	# the trace: "<stack trace>", then a line " => fn+0xoff/0xlen [mod]"
-	# a frame
+	# a frame (" => 0xADDR" without a symbol)
 	done < <(awk -v skip="$ALLOC_FRAMES" '
 		function done_one() {
 			if (site != "")
-				print site, (tw == "" ? "-" : tw)
+				print site, (tw == "" ? "-" : tw), (hex == "" ? "-" : hex)
 			inb = 0
 		}
 		/<stack trace>/ {
 			if (inb)
 				done_one()
-			inb = 1; last = "?"; site = ""; tw = ""
+			inb = 1; last = "?"; site = ""; tw = ""; hex = ""
 			next
 		}
 		!inb { next }
 		!/^ => / { done_one(); next }
 		{
 			sub(/^ => /, "")
+			if ($1 ~ /^0x[0-9a-f]+$/) {
+				hex = hex (hex == "" ? "" : ",") substr($1, 3)
+				next
+			}
 			if ($1 !~ /\+0x/)
 				next
 			fn = $1
@@ -264,6 +275,28 @@ point_sites()
 			}
 		}
 		END { if (inb) done_one() }' $TRACEFS/trace)
+}
+
+# text_frame AT HEX,... : the first of the addresses HEX in the test
+# build's .text, as ".text@0xOFFSET" (frame_lines), when its
+# tcptw_mem_alloc was at AT; nothing if none is
+text_frame()
+{
+	local h d val size
+
+	val=$(readelf -sW "$TCPTW_TEST_KO" |
+		awk '$8 == "tcptw_mem_alloc" && $4 == "FUNC" { print "0x" $2; exit }')
+	size=$(readelf -SW "$TCPTW_TEST_KO" |
+		awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == ".text" { print "0x" $5; exit }')
+	[ -n "$val" ] && [ -n "$size" ] || return
+	for h in ${2//,/ }; do
+		# 64-bit arithmetic: the difference of two kernel addresses
+		d=$(( 0x$h - 0x$1 + val ))
+		if [ $d -ge 0 ] && [ $d -lt $((size)) ]; then
+			printf '.text@0x%x\n' $d
+			return
+		fi
+	done
 }
 
 # sites_said WHAT: the sweep's sites, then cleared
@@ -391,6 +424,8 @@ load_point()
 		else
 			tally loaded
 		fi
+		# while its symbols are there
+		point_sites
 		rmmod tcptw || { check_err 1 "$region k=$k: rmmod"; return 2; }
 	else
 		points=$((points + 1))
@@ -402,8 +437,8 @@ load_point()
 			{ check_err 1 "$region k=$k: refused, yet in /proc/modules"; return 2; }
 		[ -e $TCPTW_PROC ] &&
 			check_err 1 "$region k=$k: refused, yet $TCPTW_PROC is there"
+		point_sites
 	fi
-	point_sites
 	stale=$(stale_hooks)
 	[ -z "$stale" ] ||
 		{ check_err 1 "$region k=$k: hooks left: $stale"; return 2; }
@@ -712,18 +747,31 @@ alloc_sites()
 # too) of each fn+0xoff of the test build, one per line
 frame_lines()
 {
-	local ko=$TCPTW_TEST_KO frame fn off val ndx
+	local ko=$TCPTW_TEST_KO frame fn off sec
+	local -A val ndx secname addrs
 
+	# the functions' values and section indexes, the sections' names
+	while read -r fn off sec; do
+		val[$fn]=$off ndx[$fn]=$sec
+	done < <(readelf -sW "$ko" | awk '$4 == "FUNC" { print $8, $2, $7 }')
+	while read -r sec fn; do
+		secname[$sec]=$fn
+	done < <(readelf -SW "$ko" | sed -n 's/^ *\[ *\([0-9]*\)\] \([^ ]*\) .*/\1 \2/p')
+	# each frame's return address less one (the call's line), by section
 	for frame; do
-		fn=${frame%%+*} off=${frame#*+}
-		# the symbol's value and section index
-		read -r val ndx < <(readelf -sW "$ko" |
-			awk -v fn="$fn" '$8 == fn && $4 == "FUNC" { print $2, $7; exit }')
-		[ -n "$val" ] || continue
-		# the return address less one: the call's line
-		addr2line -i -e "$ko" \
-			-j "$(readelf -SW "$ko" | sed -n "s/^ *\[ *$ndx\] \([^ ]*\) .*/\1/p")" \
-			"$(printf '0x%x' $((0x$val + off - 1)))"
+		if [ "${frame#*@}" != "$frame" ]; then
+			# an offset in a section already (text_frame)
+			sec=${frame%@*} off=$((${frame#*@} - 1))
+		else
+			fn=${frame%%+*} off=${frame#*+}
+			[ -n "${val[$fn]:-}" ] || continue
+			sec=${secname[${ndx[$fn]}]} off=$((0x${val[$fn]} + off - 1))
+		fi
+		addrs[$sec]="${addrs[$sec]:-} $(printf '0x%x' $off)"
+	done
+	for sec in "${!addrs[@]}"; do
+		# shellcheck disable=SC2086 # the addresses, split on purpose
+		addr2line -i -e "$ko" -j "$sec" ${addrs[$sec]}
 	done | sed 's| (discriminator [0-9]*)||; s|^.*/\(kmod/\)|\1|'
 }
 
