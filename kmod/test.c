@@ -72,11 +72,10 @@ module_param_named(test_failnth_after_netns, tcptw_test_failnth_after_netns,
 MODULE_PARM_DESC(test_failnth_after_netns,
 		 "test build: at the exit of the load's Nth netns init, fail the task's next allocation: the next netns' generic data in ops_init(), so that register_pernet_subsys() fails with N namespaces initialised (0: none)");
 
-static unsigned int failnth_netns_exits;
-
 void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 {
 #ifdef CONFIG_FAULT_INJECTION
+	static unsigned int netns_exits;
 	int at = READ_ONCE(tcptw_test_failnth_at[where]);
 
 	/*
@@ -94,7 +93,7 @@ void tcptw_test_failnth_mark(enum tcptw_failnth_where where, bool exit)
 	if (where == TCPTW_FAILNTH_NETNS && exit &&
 	    tcptw_test_failnth_after_netns &&
 	    THIS_MODULE->state == MODULE_STATE_COMING &&
-	    ++failnth_netns_exits == tcptw_test_failnth_after_netns)
+	    ++netns_exits == tcptw_test_failnth_after_netns)
 		WRITE_ONCE(current->fail_nth, 1);
 	if (at <= 0)
 		return;
