@@ -72,9 +72,9 @@ void tcptw_test_coexist_uninit(void);
  * The fail-nth regions: tcptw_init() (main.c), tcptw_net_init()
  * (pernet.c), the module notifier (probes.c), and two parts of the load:
  * tcptw_pernet_init() and tcptw_probes_init() (main.c), whose first
- * allocations a sweep of the whole load would reach only by luck. With test_failnth_at's
- * column N > 0, the region's Nth allocation fails (the task's fail-nth
- * set at the entry, cleared at the exit), and parameter
+ * allocations a sweep of the whole load would reach only by luck. With
+ * test_failnth_at's column N > 0, the region's Nth allocation fails (the
+ * task's fail-nth set at the entry, cleared at the exit), and parameter
  * test_failnth_exit's column says what was left of N at the exit (-1
  * until it runs; 0: the Nth was made to fail):
  * selftests/fault_sweep.sh sweeps each region's allocations, counted

@@ -277,22 +277,25 @@ point_sites()
 		END { if (inb) done_one() }' $TRACEFS/trace)
 }
 
+# tcptw_mem_alloc's value in the test build's .text, and that section's
+# size: read once, for text_frame
+KO_MEM_ALLOC=$(readelf -sW "$TCPTW_TEST_KO" |
+	awk '$8 == "tcptw_mem_alloc" && $4 == "FUNC" { print "0x" $2; exit }')
+KO_TEXT_SIZE=$(readelf -SW "$TCPTW_TEST_KO" |
+	awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == ".text" { print "0x" $5; exit }')
+
 # text_frame AT HEX,... : the first of the addresses HEX in the test
 # build's .text, as ".text@0xOFFSET" (frame_lines), when its
 # tcptw_mem_alloc was at AT; nothing if none is
 text_frame()
 {
-	local h d val size
+	local h d
 
-	val=$(readelf -sW "$TCPTW_TEST_KO" |
-		awk '$8 == "tcptw_mem_alloc" && $4 == "FUNC" { print "0x" $2; exit }')
-	size=$(readelf -SW "$TCPTW_TEST_KO" |
-		awk '{ sub(/^ *\[ *[0-9]+\] */, "") } $1 == ".text" { print "0x" $5; exit }')
-	[ -n "$val" ] && [ -n "$size" ] || return
+	[ -n "$KO_MEM_ALLOC" ] && [ -n "$KO_TEXT_SIZE" ] || return
 	for h in ${2//,/ }; do
 		# 64-bit arithmetic: the difference of two kernel addresses
-		d=$(( 0x$h - 0x$1 + val ))
-		if [ $d -ge 0 ] && [ $d -lt $((size)) ]; then
+		d=$(( 0x$h - 0x$1 + KO_MEM_ALLOC ))
+		if [ $d -ge 0 ] && [ $d -lt $((KO_TEXT_SIZE)) ]; then
 			printf '.text@0x%x\n' $d
 			return
 		fi
