@@ -92,6 +92,8 @@ extern const struct tcptw_probe_set tcptw_ct_probe_set;
 
 /* reuse.c: connect() took over a TIME_WAIT socket's tuple (tw.c tells) */
 void tcptw_reuse_granted(const struct inet_timewait_sock *tw);
+/* a TIME_WAIT socket may have taken @sk's place (tw.c) */
+void tcptw_tw_born(const struct sock *sk);
 
 /* the @n-th hook over all sets, NULL past the last */
 struct tcptw_probe *tcptw_probe_at(unsigned int n);

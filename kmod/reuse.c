@@ -284,19 +284,30 @@ static noinline void syn_sent_closed(const struct sock *sk)
 		sock_gen_put(tw);
 }
 
+/* the states tcp_time_wait() is called in: their CLOSE may be a birth */
+#define TW_PARENTS	(TCPF_FIN_WAIT1 | TCPF_FIN_WAIT2 | TCPF_CLOSING)
+
 /*
  * sock:inet_sock_set_state(sk, oldstate, newstate), on every state change
- * of every inet socket: only SYN-SENT -> CLOSE goes further.
+ * of every inet socket: only a change to CLOSE goes further, from
+ * SYN-SENT (a connect() that failed) or, where the kernel keeps no birth
+ * of its own, from a state a TIME_WAIT socket is born in (tw.c).
  */
 static void tp_inet_sock_set_state(void *data, const struct sock *sk,
 				   const int oldstate, const int newstate)
 {
 	tcptw_probe_hit(data);
-	if (likely(oldstate != TCP_SYN_SENT || newstate != TCP_CLOSE))
+	if (likely(newstate != TCP_CLOSE))
+		return;
+	if (oldstate != TCP_SYN_SENT &&
+	    (!TCPTW_COMPAT_TW_BIRTH_SEEN || !((1 << oldstate) & TW_PARENTS)))
 		return;
 	/* v6.x+ may call tracepoint handlers preemptible (compat.h) */
 	tcptw_compat_tp_enter();
-	syn_sent_closed(sk);
+	if (oldstate == TCP_SYN_SENT)
+		syn_sent_closed(sk);
+	else
+		tcptw_tw_born(sk);
 	tcptw_compat_tp_exit();
 }
 

@@ -374,40 +374,71 @@ static void tw_deschedule_pre(struct pt_regs *regs)
 }
 
 /*
- * inet_twsk_hashdance(_schedule)(tw, sk, ...): a TIME_WAIT socket is born
- * (after inet_twsk_alloc() found room: no overflow). Its birth time is
- * kept for its age (twage.c) where the kernel keeps none, and it is
- * counted where the kernel counts it only at expiry (5.10). Not attached
- * where the kernel does both (7.2).
+ * Is @tw the TIME_WAIT socket of @sk's connection? Its local port from
+ * inet_sport: tcp_set_state() zeroed @sk's inet_num (inet_put_port())
+ * before the tracepoint, unless the user bound the port.
  */
-static void tw_birth_pre(struct pt_regs *regs)
+static bool tw_of(const struct sock *tw, const struct sock *sk)
 {
-	const struct inet_timewait_sock *tw =
-		(void *)regs_get_kernel_argument(regs, 0);
-	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 1);
-	struct tcptw_state *st;
+	if (tw->sk_hash != sk->sk_hash ||
+	    READ_ONCE(tw->sk_state) != TCP_TIME_WAIT ||
+	    tw->sk_dport != sk->sk_dport ||
+	    tw->sk_num != ntohs(inet_sk(sk)->inet_sport) ||
+	    tw->sk_addrpair != sk->sk_addrpair ||
+	    tw->sk_family != sk->sk_family ||
+	    !net_eq(sock_net(tw), sock_net(sk)))
+		return false;
+#if IS_ENABLED(CONFIG_IPV6)
+	if (sk->sk_family == AF_INET6)
+		return ipv6_addr_equal(&tw->sk_v6_daddr, &sk->sk_v6_daddr) &&
+		       ipv6_addr_equal(&tw->sk_v6_rcv_saddr,
+				       &sk->sk_v6_rcv_saddr);
+#endif
+	return true;
+}
 
-	/* DCCP shares the TIME_WAIT code on older kernels */
-	if (sk->sk_protocol != IPPROTO_TCP)
+/*
+ * tcp_time_wait() put a TIME_WAIT socket in @sk's place in the
+ * established hash (inet_twsk_hashdance(), at the head of the chain)
+ * before tcp_done() moved @sk, a TCP socket, from FIN-WAIT or CLOSING to
+ * CLOSE (reuse.c's tracepoint): its birth time is kept for its age
+ * (twage.c) and, on 5.10, whose kernel counts it only at expiry, it is
+ * counted. The socket is found by @sk's own hash and tuple, which it
+ * copied, and nothing else holds that tuple meanwhile: @sk held it until
+ * then. No TIME_WAIT socket there: none was born (TCPTimeWaitOverflow, a
+ * RST, a timeout, an abort), or it died already on another CPU (a RST in
+ * the microseconds between; its age and, on 5.10, its birth uncounted).
+ * Only where the kernel keeps neither (TCPTW_COMPAT_TW_BIRTH_SEEN): from
+ * 6.14 it stamps the birth and counts it in TW + TWKilled. With
+ * preemption disabled, under RCU (a tracepoint's handler).
+ */
+void tcptw_tw_born(const struct sock *sk)
+{
+	const struct hlist_nulls_head *chain;
+	const struct hlist_nulls_node *node;
+	struct tcptw_state *st;
+	const struct sock *tw;
+
+	if (!TCPTW_COMPAT_TW_BIRTH_SEEN || sk->sk_protocol != IPPROTO_TCP)
 		return;
-	if (!TCPTW_COMPAT_TW_ENTRY_STAMP)
-		tcptw_tw_birth_record(tw);
-	if (TCPTW_COMPAT_TW_MIB_AT_BIRTH)
+	chain = tcptw_compat_ehash_chain(sock_net(sk), sk->sk_hash);
+	sk_nulls_for_each_rcu(tw, node, chain) {
+		if (!tw_of(tw, sk))
+			continue;
+		if (!TCPTW_COMPAT_TW_ENTRY_STAMP)
+			tcptw_tw_birth_record(tw);
+		if (TCPTW_COMPAT_TW_MIB_AT_BIRTH)
+			return;
+		st = tcptw_state_hook(sock_net(sk));
+		if (st)
+			tcptw_inc(st, TCPTW_TW_CREATED);
 		return;
-	rcu_read_lock();
-	st = tcptw_state(sock_net(sk));
-	if (st)
-		tcptw_inc(st, TCPTW_TW_CREATED);
-	rcu_read_unlock();
+	}
 }
 
 static struct tcptw_probe tw_probes[] = {
 	{ .name = "inet_twsk_deschedule_put", .kind = TCPTW_ENTRY,
 	  .entry = tw_deschedule_pre },
-	{ .name = TCPTW_COMPAT_TW_BIRTH, .kind = TCPTW_ENTRY,
-	  .entry = tw_birth_pre,
-	  .unused = TCPTW_COMPAT_TW_ENTRY_STAMP &&
-		    TCPTW_COMPAT_TW_MIB_AT_BIRTH },
 	{ .name = "tcp_timewait_state_process", .kind = TCPTW_ENTRY,
 	  .entry = tw_process_pre },
 };

@@ -464,10 +464,10 @@ def bt_program():
                       "tracepoint:tcp:tcp_send_reset { @rst[\"sent\"] = "
                       "count(); @rst_reason[args->reason] = count(); }",
                       text, flags=re.S)
-    # the TIME_WAIT birth tcptw hooks for ages: inet_twsk_hashdance up
-    # to 6.11, inet_twsk_hashdance_schedule from 6.12, none where the
-    # socket carries its own entry stamp (6.14-ish; tcptw's probes file
-    # says "unused")
+    # the TIME_WAIT birth, for ages (tcptw takes it in the state-change
+    # tracepoint, scripts/tcptw.bt says why this one cannot):
+    # inet_twsk_hashdance up to 6.11, inet_twsk_hashdance_schedule from
+    # 6.12, none where the socket carries its own entry stamp (6.14-ish)
     rel = tuple(int(x) for x in os.uname().release.split(".")[:2])
     if rel >= (6, 14):
         text = re.sub(r"kfunc:inet_twsk_hashdance /\* birth.*?/\* end of birth \*/",

@@ -12,12 +12,10 @@
 # with the client closing first, no conntrack in either netns. Every hook
 # a clean connection reaches is asserted at exactly its count: nothing on
 # connect(); the SYN (tcp_conn_request) and the child's creation at the
-# handshake's ACK (tcp_v4_syn_recv_sock) once each on the server; one
-# TIME_WAIT socket's birth (inet_twsk_hashdance, _schedule from 6.12) on
-# the side that closed first, where that hook is used (not from 6.14,
-# where TwCreated is the TcpExt TW MIB and the kernel keeps the birth
-# time: kmod/tw.c leaves it unused, and the budget is client 0, server
-# 2 whoever closes first); every other function hook fewer than N/5
+# handshake's ACK (tcp_v4_syn_recv_sock) once each on the server; no
+# hook at a TIME_WAIT socket's birth on any kernel (before 6.14, where
+# the kernel neither stamps nor counts it at birth, tcptw sees it from the
+# tracepoint below: kmod/tw.c); every other function hook fewer than N/5
 # times (no reuse, no RST, no PAWS, no SYN cookie per connection; the
 # counts are the whole guest's, where a timer of some other socket may
 # fire now and then: 1 of 100 seen on 5.10). The sock:inet_sock_set_state
@@ -25,8 +23,8 @@
 # returns at the first test but for SYN-SENT -> CLOSE): between 4 and 12
 # per connection, reported apart. Then the budget, in function hook calls
 # per connection and side, the same on every kernel (docs/design.md): the
-# client 1 (0 unless it closes first), the server 3 (2 unless it closes
-# first). No hook redirects a call on any kernel.
+# client 0, the server 2, whoever closes first. No hook redirects a call
+# on any kernel.
 #
 # Port pressure: the client's 50 ports held by its own TIME_WAIT sockets
 # (client closes first, tcp_tw_reuse=0), then M connect()s that each walk
@@ -55,13 +53,12 @@
 #   later: each a grant (TcpExtTWRecycled grows by M, ok == M), which by
 #   design costs one inet_twsk_deschedule_put call (the socket connect()
 #   took the tuple from): that call == TWRecycled exactly, the client's
-#   calls a birth (where hooked) and a grant per connection. Denied: a
+#   calls a grant per connection. Denied: a
 #   2-port range filled and walked by 20 more connect()s in one aligned
 #   burst (one kernel second, or under tcp_tw_reuse_delay from 6.14; a
 #   burst that outlived it is tried again once): 20 EADDRNOTAVAIL,
 #   TWRecycled 0, no inet_twsk_deschedule_put, and beyond the 2
-#   connections' own calls (6, or 4 without the birth hook) fewer than 4
-#   over the 20.
+#   connections' own calls (4) fewer than 4 over the 20.
 
 source "$(dirname "$0")/lib.sh"
 
@@ -74,8 +71,8 @@ N=100
 SRV=198.18.5.2
 SRV6=fd00::5:2
 PORT=8300
-BUDGET_CLIENT=1
-BUDGET_SERVER=3
+BUDGET_CLIENT=0
+BUDGET_SERVER=2
 GROUP=16
 HITS=/sys/module/tcptw/parameters/test_hits
 WALKS=/sys/module/tcptw/parameters/test_group_walks
@@ -161,22 +158,16 @@ check_hits()
 # want_clean N CLOSER FAMILY: W and S (the caller's) for N clean
 # connections: nothing on connect(); the SYN (tcp_conn_request) and the
 # child's creation at the handshake's ACK (tcp_v{4,6}_syn_recv_sock) once
-# each on the server; one TIME_WAIT socket's birth on the side that
-# closed first
+# each on the server; nothing at the TIME_WAIT socket's birth on the side
+# that closed first (CLOSER, unused)
 want_clean()
 {
-	local n=$1 closer=$2 tw
+	local n=$1
 
 	W[tcp_conn_request]=$n
 	S[tcp_conn_request]=server
 	W[tcp_$3_syn_recv_sock]=$n
 	S[tcp_$3_syn_recv_sock]=server
-	# inet_twsk_hashdance up to 6.11, _schedule from 6.12
-	for tw in inet_twsk_hashdance inet_twsk_hashdance_schedule; do
-		[ -n "${A[$tw]:-}" ] || continue
-		W[$tw]=$n
-		S[$tw]=$closer
-	done
 }
 
 # ct_attached : every conntrack hook attached (nf_conntrack is live)
@@ -187,19 +178,6 @@ ct_attached()
 	for p in $CT_PROBES; do
 		[ "$(probe_state "$p")" = attached ] || return 1
 	done
-}
-
-# births N: the birth hook's calls for N TIME_WAIT sockets: N where the
-# birth is hooked (A, the caller's, lists it), else 0 (from 6.14 the
-# kernel keeps the birth time and TcpExt TW counts at birth: TwCreated is
-# that MIB, the hook unused, kmod/tw.c)
-births()
-{
-	if [ -n "${A[inet_twsk_hashdance]:-}${A[inet_twsk_hashdance_schedule]:-}" ]; then
-		echo "$1"
-	else
-		echo 0
-	fi
 }
 
 # ct_count NS: conntrack entries in NS
@@ -447,8 +425,8 @@ reuse_run()
 	S[inet_twsk_deschedule_put]=client
 	check_hits "reuse granted" $m
 	diag "reuse granted: per connection, client $CLI_CALLS/$m, server $SRV_CALLS/$m calls, $rec grants ($RACE children lost the ACK/data race)"
-	check_eq "reuse granted: client calls: a TIME_WAIT birth per connection (where hooked) and a call per grant" \
-		"$CLI_CALLS" $(($(births $m) + rec))
+	check_eq "reuse granted: client calls: one per grant" \
+		"$CLI_CALLS" "$rec"
 	check_range "reuse granted: server calls per connection x$m, less $RACE lost races" \
 		"$SRV_CALLS" 0 $((2 * m))
 
@@ -485,15 +463,15 @@ reuse_run()
 	# the server waits for the connections of a try not made
 	cleanup_all_ns
 	bg_wait "$SERVER_PID"
-	# the 2 connections' own calls, exactly (a TIME_WAIT birth on the
-	# client where hooked, the SYN and the child on the server); the
-	# failed connect()s add none: the tracepoint tells them, 1-3 each
-	own=$((4 + $(births 2)))
+	# the 2 connections' own calls, exactly (the SYN and the child on
+	# the server); the failed connect()s add none: the tracepoint tells
+	# them, 1-3 each
+	own=4
 	for hook in "${!A[@]}"; do
 		d=$(( ${A[$hook]} - ${B[$hook]:-0} ))
 		case $hook in
 		inet_sock_set_state) tp=$d; continue ;;
-		inet_twsk_hashdance | inet_twsk_hashdance_schedule | tcp_conn_request)
+		tcp_conn_request)
 			check_eq "reuse denied: $hook calls" "$d" 2 ;;
 		tcp_v4_syn_recv_sock)
 			check_range "reuse denied: $hook calls" "$d" 2 3

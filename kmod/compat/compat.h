@@ -92,12 +92,27 @@ static inline u32 tcptw_compat_tw_isn(const struct sk_buff *skb)
 #define TCPTW_COMPAT_TW_ENTRY_STAMP	false
 #endif
 
-/* the function a TIME_WAIT socket is born in (its first argument) */
-#ifdef TCPTW_HAVE_TW_HASHDANCE_SCHEDULE
-/* v6.12: hashdance and the timer's arming became one function */
-#define TCPTW_COMPAT_TW_BIRTH	"inet_twsk_hashdance_schedule"
+/*
+ * Where the kernel neither stamps a TIME_WAIT socket's birth nor counts
+ * it at birth (before v6.14), tcptw sees each birth from its parent's
+ * state change (tcptw_tw_born()): the established-hash chain of @hash in
+ * @net, where inet_twsk_hashdance() put the new socket. Elsewhere NULL.
+ */
+#if defined(TCPTW_HAVE_TW_ENTRY_STAMP) && defined(TCPTW_HAVE_TW_MIB_AT_BIRTH)
+#define TCPTW_COMPAT_TW_BIRTH_SEEN	false
+static inline struct hlist_nulls_head *
+tcptw_compat_ehash_chain(const struct net *net, u32 hash)
+{
+	return NULL;
+}
 #else
-#define TCPTW_COMPAT_TW_BIRTH	"inet_twsk_hashdance"
+#define TCPTW_COMPAT_TW_BIRTH_SEEN	true
+static inline struct hlist_nulls_head *
+tcptw_compat_ehash_chain(const struct net *net, u32 hash)
+{
+	return &inet_ehash_bucket(net->ipv4.tcp_death_row.hashinfo,
+				  hash)->chain;
+}
 #endif
 
 /*
