@@ -28,7 +28,7 @@
 #error "define TCPTW_COUNTER(id, name, how, help) before including this list"
 #endif
 
-TCPTW_COUNTER(TW_CREATED, "TwCreated", "mib/hook",
+TCPTW_COUNTER(TW_CREATED, "TwCreated", "mib/tracepoint",
 	      "TIME_WAIT sockets created (FIN_WAIT2 substate included)")
 TCPTW_COUNTER(TW_OVERFLOW, "TwOverflow", "mib",
 	      "TIME_WAIT not created: tcp_max_tw_buckets reached")
