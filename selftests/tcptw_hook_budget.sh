@@ -20,7 +20,7 @@
 # counts are the whole guest's, where a timer of some other socket may
 # fire now and then: 1 of 100 seen on 5.10). The sock:inet_sock_set_state
 # tracepoint fires on every state change of both sides (its handler
-# returns at the first test but for SYN-SENT -> CLOSE): between 4 and 12
+# returns at the first test but for a change to CLOSE): between 4 and 12
 # per connection, reported apart. Then the budget, in function hook calls
 # per connection and side, the same on every kernel (docs/design.md): the
 # client 0, the server 2, whoever closes first. No hook redirects a call
@@ -155,19 +155,19 @@ check_hits()
 	done
 }
 
-# want_clean N CLOSER FAMILY: W and S (the caller's) for N clean
-# connections: nothing on connect(); the SYN (tcp_conn_request) and the
-# child's creation at the handshake's ACK (tcp_v{4,6}_syn_recv_sock) once
-# each on the server; nothing at the TIME_WAIT socket's birth on the side
-# that closed first (CLOSER, unused)
+# want_clean N FAMILY: W and S (the caller's) for N clean connections:
+# nothing on connect(); the SYN (tcp_conn_request) and the child's
+# creation at the handshake's ACK (tcp_v{4,6}_syn_recv_sock) once each on
+# the server; nothing at the TIME_WAIT socket's birth, whichever side
+# closed first
 want_clean()
 {
 	local n=$1
 
 	W[tcp_conn_request]=$n
 	S[tcp_conn_request]=server
-	W[tcp_$3_syn_recv_sock]=$n
-	S[tcp_$3_syn_recv_sock]=server
+	W[tcp_$2_syn_recv_sock]=$n
+	S[tcp_$2_syn_recv_sock]=server
 }
 
 # ct_attached : every conntrack hook attached (nf_conntrack is live)
@@ -262,7 +262,7 @@ one_run()
 	fi
 	cleanup_all_ns
 	check_eq "$label: connections ok" "$(json_get "$out.client.json" ok)" $N
-	want_clean $N "$closer" $fam
+	want_clean $N $fam
 	if [ "$variant" = ct ]; then
 		check_eq "$label: conntrack entries in the client's netns" "$ct_cli" $N
 		check_eq "$label: conntrack entries in the server's netns" "$ct_srv" $N
@@ -418,7 +418,7 @@ reuse_run()
 		"$rec" $m
 	check_eq "reuse granted: client TIME_WAIT sockets (one per port)" \
 		"$(tw_sockets "$cli")" 50
-	want_clean $m client v4
+	want_clean $m v4
 	# by design a grant costs one call: inet_twsk_deschedule_put of the
 	# socket connect() took the tuple from (docs/design.md, TwReuseGranted)
 	W[inet_twsk_deschedule_put]=$rec
