@@ -47,15 +47,15 @@ struct gauge_cache {
 static DEFINE_PER_CPU(struct gauge_cache, gauge_cache);
 
 /*
- * The queue of @sk as its row shows it: for a socket in an SO_REUSEPORT
- * group, the sums over the group's listening sockets (socks[0..num_socks);
- * closed ones follow them since v5.14), which share the row, if @group
- * (listen_may_fail()); else @sk's own. Under RCU: the group and TCP
- * listeners (SOCK_RCU_FREE) are freed after a grace period. Preemption
- * is disabled (a hook).
+ * The queue of @sk as its row shows it, when the call may fail
+ * (listen_may_fail()): for a socket in an SO_REUSEPORT group, the sums
+ * over the group's listening sockets (socks[0..num_socks); closed ones
+ * follow them since v5.14), which share the row; else @sk's own. In a
+ * hook, with preemption disabled: a read section of RCU, in which the
+ * group and TCP listeners (SOCK_RCU_FREE) are not freed.
  */
-static void listen_gauges(const struct sock *sk, bool group, u32 *backlog,
-			  u32 *max)
+static noinline void listen_group_gauges(const struct sock *sk,
+					 u32 *backlog, u32 *max)
 {
 	struct gauge_cache *c = this_cpu_ptr(&gauge_cache);
 	const struct sock_reuseport *reuse;
@@ -63,7 +63,7 @@ static void listen_gauges(const struct sock *sk, bool group, u32 *backlog,
 	const struct sock *s;
 	unsigned int i, n;
 
-	reuse = group ? rcu_dereference(sk->sk_reuseport_cb) : NULL;
+	reuse = rcu_dereference_sched(sk->sk_reuseport_cb);
 	if (!reuse) {
 		*backlog = READ_ONCE(sk->sk_ack_backlog);
 		*max = READ_ONCE(sk->sk_max_ack_backlog);
@@ -89,6 +89,18 @@ static void listen_gauges(const struct sock *sk, bool group, u32 *backlog,
 	c->when = now;
 	c->backlog = *backlog;
 	c->max = *max;
+}
+
+/* listen_group_gauges() if @group, else @sk's own two words, inline */
+static __always_inline void listen_gauges(const struct sock *sk, bool group,
+					  u32 *backlog, u32 *max)
+{
+	if (unlikely(group)) {
+		listen_group_gauges(sk, backlog, max);
+		return;
+	}
+	*backlog = READ_ONCE(sk->sk_ack_backlog);
+	*max = READ_ONCE(sk->sk_max_ack_backlog);
 }
 
 /*
@@ -306,6 +318,23 @@ static __always_inline bool listen_run(const struct sock *sk,
 }
 
 /*
+ * A decision listen_arm() settled on its CPU: the run and the call
+ * counted (the tables' code wants rcu_read_lock(): out of line, only
+ * when something failed)
+ */
+static noinline void listen_settled(struct tcptw_state *st,
+				    const struct tcptw_listen_rec *r,
+				    unsigned int run, int col)
+{
+	rcu_read_lock();
+	if (run)
+		listen_count_run(st, r, run);
+	if (col >= 0)
+		listen_count(st, r, col);
+	rcu_read_unlock();
+}
+
+/*
  * At a listener hook: settle this CPU's record of the previous call (the
  * kernel has decided it: no listener hook runs on this CPU before the
  * previous call's tests are done), then arm it for this one. A reader
@@ -325,10 +354,10 @@ static noinline void listen_arm(const struct sock *sk,
 	unsigned int run;
 	int col;
 
-	rcu_read_lock();
-	st = tcptw_state(net);
-	if (!st)
-		goto out;
+	/* a hook: preemption disabled, a read section of RCU (pernet.h) */
+	st = tcptw_state_hook(net);
+	if (unlikely(!st))
+		return;
 	r = &this_cpu_ptr(st->pcpu)->listen;
 	listen_mibs_read(this_cpu_ptr(net->mib.net_statistics), m);
 	/*
@@ -346,10 +375,7 @@ static noinline void listen_arm(const struct sock *sk,
 		next = state & ~REC_RUN_MASK & ~REC_ARMED;
 		if (cmpxchg(&r->state, state, next) != state)
 			continue;
-		if (run)
-			listen_count_run(st, r, run);
-		if (col >= 0)
-			listen_count(st, r, col);
+		listen_settled(st, r, run, col);
 		break;
 	}
 	/* the next generation, not armed, without a run */
@@ -368,8 +394,6 @@ static noinline void listen_arm(const struct sock *sk,
 	r->syn = syn;
 	/* the fields before the armed state (tcptw_listen_settle()) */
 	smp_store_release(&r->state, next | REC_ARMED);
-out:
-	rcu_read_unlock();
 }
 
 void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
@@ -451,13 +475,13 @@ static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
 		tcptw_test_ack_hold(sk);
 }
 
-static void v4_syn_recv_sock_pre(struct pt_regs *regs)
+static __always_inline void v4_syn_recv_sock_pre(struct pt_regs *regs)
 {
 	syn_recv_sock((void *)regs_get_kernel_argument(regs, 0),
 		      (void *)regs_get_kernel_argument(regs, 1));
 }
 
-static void v6_syn_recv_sock_pre(struct pt_regs *regs)
+static __always_inline void v6_syn_recv_sock_pre(struct pt_regs *regs)
 {
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
 
@@ -467,14 +491,20 @@ static void v6_syn_recv_sock_pre(struct pt_regs *regs)
 	syn_recv_sock((void *)regs_get_kernel_argument(regs, 0), skb);
 }
 
+/* every handshake's ACK at a listener: callbacks of their own too */
+TCPTW_DEFINE_OWN_CB(v4_syn_recv_sock_pre)
+TCPTW_DEFINE_OWN_CB(v6_syn_recv_sock_pre)
+
 static struct tcptw_probe listen_probes[] = {
 	{ .name = "tcp_conn_request", .kind = TCPTW_ENTRY,
 	  .entry = conn_request_pre,
 	  .own_cb = TCPTW_OWN_CB(conn_request_pre) },
 	{ .name = "tcp_v4_syn_recv_sock", .kind = TCPTW_ENTRY,
-	  .entry = v4_syn_recv_sock_pre },
+	  .entry = v4_syn_recv_sock_pre,
+	  .own_cb = TCPTW_OWN_CB(v4_syn_recv_sock_pre) },
 	{ .name = "tcp_v6_syn_recv_sock", .kind = TCPTW_ENTRY,
-	  .entry = v6_syn_recv_sock_pre },
+	  .entry = v6_syn_recv_sock_pre,
+	  .own_cb = TCPTW_OWN_CB(v6_syn_recv_sock_pre) },
 };
 
 const struct tcptw_probe_set tcptw_listen_probe_set = {
