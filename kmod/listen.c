@@ -50,11 +50,12 @@ static DEFINE_PER_CPU(struct gauge_cache, gauge_cache);
  * The queue of @sk as its row shows it, when the call may fail
  * (listen_may_fail()): for a socket in an SO_REUSEPORT group, the sums
  * over the group's listening sockets (socks[0..num_socks); closed ones
- * follow them since v5.14), which share the row; else @sk's own. In a
+ * follow them since v5.14), which share the row; false if @sk is in no
+ * group (listen_gauges() reads its own queue). In a
  * hook, with preemption disabled: a read section of RCU, in which the
  * group and TCP listeners (SOCK_RCU_FREE) are not freed.
  */
-static noinline void listen_group_gauges(const struct sock *sk,
+static noinline bool listen_group_gauges(const struct sock *sk,
 					 u32 *backlog, u32 *max)
 {
 	struct gauge_cache *c = this_cpu_ptr(&gauge_cache);
@@ -64,15 +65,12 @@ static noinline void listen_group_gauges(const struct sock *sk,
 	unsigned int i, n;
 
 	reuse = rcu_dereference_sched(sk->sk_reuseport_cb);
-	if (!reuse) {
-		*backlog = READ_ONCE(sk->sk_ack_backlog);
-		*max = READ_ONCE(sk->sk_max_ack_backlog);
-		return;
-	}
+	if (!reuse)
+		return false;
 	if (c->group == reuse && c->when == now) {
 		*backlog = c->backlog;
 		*max = c->max;
-		return;
+		return true;
 	}
 	tcptw_test_group_walked();
 	*backlog = 0;
@@ -89,16 +87,15 @@ static noinline void listen_group_gauges(const struct sock *sk,
 	c->when = now;
 	c->backlog = *backlog;
 	c->max = *max;
+	return true;
 }
 
-/* listen_group_gauges() if @group, else @sk's own two words, inline */
+/* listen_group_gauges() if @group and @sk has one, else @sk's own, inline */
 static __always_inline void listen_gauges(const struct sock *sk, bool group,
 					  u32 *backlog, u32 *max)
 {
-	if (unlikely(group)) {
-		listen_group_gauges(sk, backlog, max);
+	if (unlikely(group) && listen_group_gauges(sk, backlog, max))
 		return;
-	}
 	*backlog = READ_ONCE(sk->sk_ack_backlog);
 	*max = READ_ONCE(sk->sk_max_ack_backlog);
 }
@@ -318,9 +315,9 @@ static __always_inline bool listen_run(const struct sock *sk,
 }
 
 /*
- * A decision listen_arm() settled on its CPU: the run and the call
- * counted (the tables' code wants rcu_read_lock(): out of line, only
- * when something failed)
+ * A settled decision counted: the run, and the call if @col >= 0 (BH
+ * context or BH disabled; the tables' code wants rcu_read_lock(): out of
+ * line, as listen_arm() comes here only when something failed)
  */
 static noinline void listen_settled(struct tcptw_state *st,
 				    const struct tcptw_listen_rec *r,
@@ -428,10 +425,7 @@ void tcptw_listen_settle(const struct net *net, struct tcptw_state *st)
 		if (cmpxchg(&r->state, state, next) != state)
 			continue;
 		local_bh_disable();
-		if (run)
-			listen_count_run(st, &copy, run);
-		if (col >= 0)
-			listen_count(st, &copy, col);
+		listen_settled(st, &copy, run, col);
 		local_bh_enable();
 	}
 }
