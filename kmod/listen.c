@@ -249,10 +249,31 @@ static __always_inline bool listen_same_row(const struct tcptw_listen_rec *r,
 }
 
 /* the row's key of listener @sk */
-static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
+static __always_inline void listen_key(struct tcptw_table_key *key,
+				       const struct sock *sk)
 {
 	tcptw_table_key_set(key, sk->sk_family, tcptw_compat_sk_bound_addr(sk),
 			    inet_sk(sk)->inet_sport);
+}
+
+/*
+ * The state of listener @sk's netns (NULL: none, nothing to arm or
+ * settle), this CPU's record in it (@r) and this CPU's MIBs of the netns
+ * (@lm). In a hook: preemption disabled, a read section of RCU
+ * (pernet.h).
+ */
+static __always_inline struct tcptw_state *
+listen_rec(const struct sock *sk, struct tcptw_listen_rec **r,
+	   const struct linux_mib **lm)
+{
+	const struct net *net = sock_net(sk);
+	struct tcptw_state *st = tcptw_state_hook(net);
+
+	if (unlikely(!st))
+		return NULL;
+	*r = &this_cpu_ptr(st->pcpu)->listen;
+	*lm = this_cpu_ptr(net->mib.net_statistics);
+	return st;
 }
 
 /*
@@ -263,26 +284,21 @@ static void listen_key(struct tcptw_table_key *key, const struct sock *sk)
  * new call with only what changes from SYN to SYN: no table, no event, no
  * key, the gauges and the rate limit's test once a jiffy (the limit's
  * second starts at a jiffy: spent stays spent until the next one). False:
- * listen_arm(). The hook runs with preemption disabled
- * (tcptw_state_hook()), in softirq.
+ * listen_arm(). @st, @r and @lm: the netns's state, this CPU's record
+ * and MIBs. The hook runs with preemption disabled (tcptw_state_hook()),
+ * in softirq.
  */
-static __always_inline bool listen_run(const struct sock *sk,
+static __always_inline bool listen_run(struct tcptw_state *st,
+				       struct tcptw_listen_rec *r,
+				       const struct linux_mib *lm,
+				       const struct sock *sk,
 				       const struct sk_buff *skb)
 {
-	const struct net *net = sock_net(sk);
-	const struct linux_mib *lm;
-	struct tcptw_listen_rec *r;
 	unsigned long state, next, now, m0, m1, m2;
-	struct tcptw_state *st;
 
-	st = tcptw_state_hook(net);
-	if (unlikely(!st))
-		return true;	/* nothing to arm or settle */
-	r = &this_cpu_ptr(st->pcpu)->listen;
 	state = READ_ONCE(r->state);
 	if (!(state & REC_ARMED) || r->child || REC_RUN(state) == REC_RUN_MAX)
 		return false;
-	lm = this_cpu_ptr(net->mib.net_statistics);
 	m0 = READ_ONCE(lm->mibs[LINUX_MIB_LISTENOVERFLOWS]);
 	m1 = READ_ONCE(lm->mibs[LINUX_MIB_TCPREQQFULLDROP]);
 	m2 = READ_ONCE(lm->mibs[LINUX_MIB_SYNCOOKIESSENT]);
@@ -332,35 +348,22 @@ static noinline void listen_settled(struct tcptw_state *st,
 }
 
 /*
- * At a listener hook: settle this CPU's record of the previous call (the
- * kernel has decided it: no listener hook runs on this CPU before the
- * previous call's tests are done), then arm it for this one. A reader
- * that copied the record meanwhile fails its claim: the generation moves
- * before any field does. A flood's cookies at one row are settled as a
- * run (listen_run(), tried first for a SYN).
+ * Settle this CPU's record of the previous call, which the kernel has
+ * decided (no listener hook runs on this CPU before the previous call's
+ * tests are done), from this CPU's MIBs @lm: the run and the call, each
+ * unless a reader took it (a reader may take the run alone and leave the
+ * call armed: again). The state word the record was left with.
  */
-static noinline void listen_arm(const struct sock *sk,
-				const struct sk_buff *skb, bool child,
-				bool syn)
+static noinline unsigned long listen_settle_cpu(struct tcptw_state *st,
+						struct tcptw_listen_rec *r,
+						const struct linux_mib *lm)
 {
-	const struct net *net = sock_net(sk);
 	unsigned long m[TCPTW_LISTEN_MIBS];
-	struct tcptw_listen_rec *r;
-	struct tcptw_state *st;
 	unsigned long state, next;
 	unsigned int run;
 	int col;
 
-	/* a hook: preemption disabled, a read section of RCU (pernet.h) */
-	st = tcptw_state_hook(net);
-	if (unlikely(!st))
-		return;
-	r = &this_cpu_ptr(st->pcpu)->listen;
-	listen_mibs_read(this_cpu_ptr(net->mib.net_statistics), m);
-	/*
-	 * Settle: the run and the call, each unless a reader took it (a
-	 * reader may take the run alone and leave the call armed: again).
-	 */
+	listen_mibs_read(lm, m);
 	for (;;) {
 		state = READ_ONCE(r->state);
 		if (!(state & REC_ARMED))
@@ -375,15 +378,53 @@ static noinline void listen_arm(const struct sock *sk,
 		listen_settled(st, r, run, col);
 		break;
 	}
+	return state;
+}
+
+/*
+ * At a listener hook: settle this CPU's record of the previous call
+ * (out of line, only when its MIBs moved or it holds a run), then arm it
+ * for this one. A reader that copied the record meanwhile fails its
+ * claim: the generation moves before any field does. A flood's cookies
+ * at one row are settled as a run (listen_run(), tried first for a
+ * SYN). Inline in each hook's callback, @child a constant there: a clean
+ * call is a few loads, a few compares and the record's stores. @st, @r
+ * and @lm as for listen_run().
+ */
+static __always_inline void listen_arm(struct tcptw_state *st,
+				       struct tcptw_listen_rec *r,
+				       const struct linux_mib *lm,
+				       const struct sock *sk,
+				       const struct sk_buff *skb, bool child,
+				       bool syn)
+{
+	unsigned long state, next, m0;
+
+	m0 = READ_ONCE(lm->mibs[LINUX_MIB_LISTENOVERFLOWS]);
+	state = READ_ONCE(r->state);
+	/*
+	 * listen_outcome() < 0 and no run: nothing to settle (a child's
+	 * call moves ListenOverflows alone: its other two are not kept)
+	 */
+	if ((state & REC_ARMED) &&
+	    (REC_RUN(state) || m0 != r->mib[0] ||
+	     (!r->child &&
+	      (READ_ONCE(lm->mibs[LINUX_MIB_TCPREQQFULLDROP]) != r->mib[1] ||
+	       READ_ONCE(lm->mibs[LINUX_MIB_SYNCOOKIESSENT]) != r->mib[2]))))
+		state = listen_settle_cpu(st, r, lm);
 	/* the next generation, not armed, without a run */
 	next = ((state | REC_ARMED) + REC_GEN_ONE) & ~REC_RUN_MASK & ~REC_ARMED;
 	WRITE_ONCE(r->state, next);
 	/* the new generation is visible before any field changes */
 	smp_wmb();
-	memcpy(r->mib, m, sizeof(m));
+	r->mib[0] = m0;
 	r->when = jiffies;
-	/* listen_run() tests the rate limit at its first SYN of a jiffy */
-	r->spent_when = r->when - 1;
+	if (!child) {
+		r->mib[1] = READ_ONCE(lm->mibs[LINUX_MIB_TCPREQQFULLDROP]);
+		r->mib[2] = READ_ONCE(lm->mibs[LINUX_MIB_SYNCOOKIESSENT]);
+		/* listen_run() tests the rate limit at a jiffy's first SYN */
+		r->spent_when = r->when - 1;
+	}
 	tcptw_tuple_from_skb(&r->t, skb);
 	listen_key(&r->key, sk);
 	listen_gauges(sk, listen_may_fail(sk, child), &r->backlog, &r->max);
@@ -440,9 +481,13 @@ static __always_inline void conn_request_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 2);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 3);
+	const struct linux_mib *lm;
+	struct tcptw_listen_rec *r;
+	struct tcptw_state *st;
 
-	if (!listen_run(sk, skb))
-		listen_arm(sk, skb, false, true);
+	st = listen_rec(sk, &r, &lm);
+	if (st && !listen_run(st, r, lm, sk, skb))
+		listen_arm(st, r, lm, sk, skb, false, true);
 }
 
 /* every SYN at a listener: a callback of its own (compat/hook.h) */
@@ -456,14 +501,20 @@ TCPTW_DEFINE_OWN_CB(conn_request_pre)
  * overflow is the SYN's (ListenOverflowSyn), another CPU having filled the
  * queue after the SYN's own test (tcptw_tfo_race.sh).
  */
-static void syn_recv_sock(const struct sock *sk, const struct sk_buff *skb)
+static __always_inline void syn_recv_sock(const struct sock *sk,
+					  const struct sk_buff *skb)
 {
 	bool syn = tcp_hdr(skb)->syn;
+	const struct linux_mib *lm;
+	struct tcptw_listen_rec *r;
+	struct tcptw_state *st;
 
 	/* test build: hold a Fast Open child, for that race */
 	if (syn)
 		tcptw_test_udelay(tcptw_test_tfo_delay_us);
-	listen_arm(sk, skb, true, syn);
+	st = listen_rec(sk, &r, &lm);
+	if (st)
+		listen_arm(st, r, lm, sk, skb, true, syn);
 	/* test build: the queue as the hook sees it, then a hold */
 	if (!syn)
 		tcptw_test_ack_hold(sk);
