@@ -17,9 +17,12 @@
  * A connect() that fails with EADDRNOTAVAIL (every port of the range
  * taken, ConnectPortExhausted, or, for a socket bound to a port, its one
  * 4-tuple, ConnectTupleInUse) leaves SYN-SENT for CLOSE without having
- * sent its SYN or got a tuple: the sock:inet_sock_set_state tracepoint
- * says so, once per connect(), with no hook on the connect() path
- * itself. There the refusal is counted once, with the reason reuse could
+ * sent its SYN or got a tuple. From 6.1 its failure path calls
+ * inet_bhash2_reset_saddr(), once, hooked at its entry; on 5.10 the
+ * sock:inet_sock_set_state tracepoint (SYN-SENT -> CLOSE) says so. Either
+ * way once per connect(), with no hook on the connect() path itself, and
+ * none at all on a clean connection's from 6.1. There the refusal is
+ * counted once, with the reason reuse could
  * not help: the connection's own (tcp_tw_reuse 0, or 2 and not over
  * loopback), else that of the TIME_WAIT socket holding the tuple
  * (bound), or holding the lowest port of the range the kernel searched
@@ -234,8 +237,9 @@ static bool connect_got_tuple(const struct sock *sk)
 }
 
 /*
- * A socket left SYN-SENT for CLOSE (tp_inet_sock_set_state()), after
- * inet_put_port() zeroed inet_num unless the user bound the port.
+ * A socket left SYN-SENT for CLOSE (reset_saddr_pre(), 6.1+;
+ * tp_inet_sock_set_state(), 5.10), after inet_put_port() zeroed inet_num
+ * unless the user bound the port.
  * connect() leaves SYN-SENT without sending its SYN (segs_out 0, which
  * tcp_disconnect() resets for a socket connected again) and without
  * having got a 4-tuple (connect_got_tuple()) only when inet_hash_connect()
@@ -257,7 +261,7 @@ static noinline void syn_sent_closed(const struct sock *sk)
 	    READ_ONCE(tcp_sk(sk)->segs_out) || connect_got_tuple(sk))
 		return;
 	bound = inet_sk(sk)->inet_num != 0;
-	/* the tracepoint's handler runs with preemption disabled */
+	/* either caller runs with preemption disabled */
 	st = tcptw_state_hook(sock_net(sk));
 	if (!st)
 		return;
@@ -289,7 +293,8 @@ static noinline void syn_sent_closed(const struct sock *sk)
 
 /*
  * sock:inet_sock_set_state(sk, oldstate, newstate), on every state change
- * of every inet socket: only a change to CLOSE goes further, from
+ * of every inet socket, attached on 5.10 only (TCPTW_COMPAT_STATE_TP):
+ * only a change to CLOSE goes further, from
  * SYN-SENT (a connect() that failed) or, where the kernel keeps no birth
  * of its own, from a state a TIME_WAIT socket is born in (tw.c).
  */
@@ -315,9 +320,34 @@ static_assert(__same_type(&register_trace_inet_sock_set_state,
 			  int (*)(typeof(tp_inet_sock_set_state) *, void *)),
 	      "tp_inet_sock_set_state does not match its tracepoint");
 
+/*
+ * inet_bhash2_reset_saddr(sk), 6.1+: tcp_v4_connect()'s failure path and
+ * tcp_v6_connect()'s late one, for a socket they had put in SYN-SENT,
+ * right after tcp_set_state(sk, TCP_CLOSE) and before they zero
+ * inet_dport; tcp_disconnect() too, with inet_dport already zeroed, and
+ * DCCP's connect(). Nothing on a clean connection's path calls it: the
+ * failure costs one call, the clean path none.
+ */
+static __always_inline void reset_saddr_pre(struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
+
+	if (!READ_ONCE(inet_sk(sk)->inet_dport) ||
+	    READ_ONCE(sk->sk_state) != TCP_CLOSE)
+		return;
+	syn_sent_closed(sk);
+}
+
+/* every connect() of a port-pressure storm: a callback of its own */
+TCPTW_DEFINE_OWN_CB(reset_saddr_pre)
+
 static struct tcptw_probe reuse_probes[] = {
 	{ .name = "inet_sock_set_state", .kind = TCPTW_TRACEPOINT,
-	  .tp_func = tp_inet_sock_set_state },
+	  .tp_func = tp_inet_sock_set_state,
+	  .unused = !TCPTW_COMPAT_STATE_TP },
+	{ .name = "inet_bhash2_reset_saddr", .kind = TCPTW_ENTRY,
+	  .entry = reset_saddr_pre, .own_cb = TCPTW_OWN_CB(reset_saddr_pre),
+	  .unused = !TCPTW_COMPAT_CONNECT_FAIL_FN },
 };
 
 const struct tcptw_probe_set tcptw_reuse_probe_set = {

@@ -398,7 +398,26 @@ static bool tw_of(const struct sock *tw, const struct sock *sk)
 }
 
 /*
- * tcp_time_wait() put a TIME_WAIT socket in @sk's place in the
+ * inet_twsk_hashdance(_schedule)(tw, sk, ...) on 6.1 to 6.13: tcp_time_wait()
+ * hashes the TIME_WAIT socket @tw it made for @sk (inet_twsk_alloc()
+ * found room: no overflow). The kernel counts it (TW + TWKilled) but
+ * keeps no birth time: tcptw keeps it, for the socket's age at every
+ * later decision. One call per TIME_WAIT socket, on the side that closed
+ * first: a callback of its own (compat/hook.h). DCCP shares this code on
+ * the kernels that still have it.
+ */
+static __always_inline void tw_birth_pre(struct pt_regs *regs)
+{
+	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 1);
+
+	if (sk->sk_protocol == IPPROTO_TCP)
+		tcptw_tw_birth_record((void *)regs_get_kernel_argument(regs, 0));
+}
+
+TCPTW_DEFINE_OWN_CB(tw_birth_pre)
+
+/*
+ * 5.10: tcp_time_wait() put a TIME_WAIT socket in @sk's place in the
  * established hash (inet_twsk_hashdance(), at the head of the chain)
  * before tcp_done() moved @sk, a TCP socket, from FIN-WAIT or CLOSING to
  * CLOSE (reuse.c's tracepoint): its birth time is kept for its age
@@ -419,7 +438,8 @@ void tcptw_tw_born(const struct sock *sk)
 	struct tcptw_state *st;
 	const struct sock *tw;
 
-	if (!TCPTW_COMPAT_TW_BIRTH_SEEN || sk->sk_protocol != IPPROTO_TCP)
+	if (!TCPTW_COMPAT_TW_BIRTH_SEEN || !TCPTW_COMPAT_STATE_TP ||
+	    sk->sk_protocol != IPPROTO_TCP)
 		return;
 	chain = tcptw_compat_ehash_chain(sock_net(sk), sk->sk_hash);
 	sk_nulls_for_each_rcu(tw, node, chain) {
@@ -441,6 +461,9 @@ static struct tcptw_probe tw_probes[] = {
 	  .entry = tw_deschedule_pre },
 	{ .name = "tcp_timewait_state_process", .kind = TCPTW_ENTRY,
 	  .entry = tw_process_pre },
+	{ .name = TCPTW_COMPAT_TW_BIRTH_FN, .kind = TCPTW_ENTRY,
+	  .entry = tw_birth_pre, .own_cb = TCPTW_OWN_CB(tw_birth_pre),
+	  .unused = !TCPTW_COMPAT_TW_BIRTH_HOOK },
 };
 
 const struct tcptw_probe_set tcptw_tw_probe_set = {

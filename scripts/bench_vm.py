@@ -464,11 +464,26 @@ def bt_program():
                       "tracepoint:tcp:tcp_send_reset { @rst[\"sent\"] = "
                       "count(); @rst_reason[args->reason] = count(); }",
                       text, flags=re.S)
-    # the TIME_WAIT birth, for ages (tcptw takes it in the state-change
-    # tracepoint, scripts/tcptw.bt says why this one cannot):
+    # the TIME_WAIT birth, for ages, as tcptw takes it:
     # inet_twsk_hashdance up to 6.11, inet_twsk_hashdance_schedule from
     # 6.12, none where the socket carries its own entry stamp (6.14-ish)
     rel = tuple(int(x) for x in os.uname().release.split(".")[:2])
+    # a failed connect(): 5.10's failure path calls no function of its
+    # own, tcptw reads it from the state-change tracepoint there
+    if rel < (6, 1):
+        text = re.sub(r"kfunc:inet_bhash2_reset_saddr /\* connect failed.*?/\* end of connect failed \*/",
+                      "tracepoint:sock:inet_sock_set_state\n"
+                      "/args->oldstate == 2 && args->newstate == 7 && args->protocol == 6/\n"
+                      "{\n"
+                      "\t$sk = (struct sock *)args->skaddr;\n"
+                      "\tif ($sk->sk_err == 0 && ((struct tcp_sock *)$sk)->segs_out == 0) {\n"
+                      "\t\t$reuse = $sk->__sk_common.skc_net.net->ipv4.sysctl_tcp_tw_reuse;\n"
+                      "\t\t$why = \"tw_socket\";\n"
+                      "\t\tif ($reuse == 0) { $why = \"disabled\"; }\n"
+                      "\t\tif ($reuse == 2) { $why = \"loopback_only_or_tw_socket\"; }\n"
+                      "\t\t@connect_failed[ntop(args->daddr), args->dport, $why] = count();\n"
+                      "\t}\n"
+                      "}", text, flags=re.S)
     if rel >= (6, 14):
         text = re.sub(r"kfunc:inet_twsk_hashdance /\* birth.*?/\* end of birth \*/",
                       "", text, flags=re.S)

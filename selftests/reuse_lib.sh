@@ -34,7 +34,7 @@ rl_sysctl()
 rl_begin()
 {
 	test_begin "$1"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$2"
 		return 1
 	fi

@@ -12,25 +12,30 @@
 # with the client closing first, no conntrack in either netns. Every hook
 # a clean connection reaches is asserted at exactly its count: nothing on
 # connect(); the SYN (tcp_conn_request) and the child's creation at the
-# handshake's ACK (tcp_v4_syn_recv_sock) once each on the server; no
-# hook at a TIME_WAIT socket's birth on any kernel (before 6.14, where
-# the kernel neither stamps nor counts it at birth, tcptw sees it from the
-# tracepoint below: kmod/tw.c); every other function hook fewer than N/5
+# handshake's ACK (tcp_v4_syn_recv_sock) once each on the server; the
+# TIME_WAIT socket's birth once on the side that closed first where the
+# kernel keeps no birth time of its own (6.1 to 6.13:
+# inet_twsk_hashdance(_schedule); 5.10 sees it from the tracepoint below,
+# 6.14+ stamps it: kmod/tw.c); every other function hook fewer than N/5
 # times (no reuse, no RST, no PAWS, no SYN cookie per connection; the
 # counts are the whole guest's, where a timer of some other socket may
-# fire now and then: 1 of 100 seen on 5.10). The sock:inet_sock_set_state
-# tracepoint fires on every state change of both sides (its handler
-# returns at the first test but for a change to CLOSE): between 4 and 12
-# per connection, reported apart. Then the budget, in function hook calls
-# per connection and side, the same on every kernel (docs/design.md): the
-# client 0, the server 2, whoever closes first. No hook redirects a call
-# on any kernel.
+# fire now and then: 1 of 100 seen on 5.10). On 5.10 alone the
+# sock:inet_sock_set_state tracepoint is attached: it fires on every
+# state change of both sides (its handler returns at the first test but
+# for a change to CLOSE), between 4 and 12 per connection, reported
+# apart; from 6.1 no tracepoint handler runs for a clean connection.
+# Then the budget, in hook calls per connection and side
+# (docs/design.md): the client 0, the server 2, plus the birth on the
+# side that closed first on 6.1 to 6.13. No hook redirects a call on any
+# kernel.
 #
 # Port pressure: the client's 50 ports held by its own TIME_WAIT sockets
 # (client closes first, tcp_tw_reuse=0), then M connect()s that each walk
-# all 50 and fail with EADDRNOTAVAIL: fewer than M/5 function hook calls
-# over the M (none per connect(): the tracepoint tells the failure, 1-3
-# calls each), whatever the number of sockets walked (tcptw 0.2.0 hooked
+# all 50 and fail with EADDRNOTAVAIL: from 6.1 exactly one call per
+# failed connect() (inet_bhash2_reset_saddr, on its failure path: M, the
+# client's own count of EADDRNOTAVAIL), on 5.10 the tracepoint's (1-3
+# each), and fewer than M/5 other function hook calls over the M,
+# whatever the number of sockets walked (tcptw 0.2.0 hooked
 # tcp_twsk_unique: 50 calls per connect()).
 #
 # The same exact counts, each case its own:
@@ -73,6 +78,12 @@ SRV6=fd00::5:2
 PORT=8300
 BUDGET_CLIENT=0
 BUDGET_SERVER=2
+# set by budget_case from the probes file: the TIME_WAIT birth's hook
+# (6.1-6.13), the failed connect()'s (6.1+), the state-change tracepoint
+# (5.10); empty where not attached
+BIRTH_HOOK=
+FAIL_HOOK=
+STATE_TP=
 GROUP=16
 HITS=/sys/module/tcptw/parameters/test_hits
 WALKS=/sys/module/tcptw/parameters/test_group_walks
@@ -155,7 +166,8 @@ check_hits()
 	done
 }
 
-# want_clean N FAMILY: W and S (the caller's) for N clean connections:
+# want_clean N FAMILY CLOSER: W and S (the caller's) for N clean
+# connections, CLOSER closing first:
 # nothing on connect(); the SYN (tcp_conn_request) and the child's
 # creation at the handshake's ACK (tcp_v{4,6}_syn_recv_sock) once each on
 # the server; nothing at the TIME_WAIT socket's birth, whichever side
@@ -168,6 +180,11 @@ want_clean()
 	S[tcp_conn_request]=server
 	W[tcp_$2_syn_recv_sock]=$n
 	S[tcp_$2_syn_recv_sock]=server
+	# one TIME_WAIT socket per connection, on the side that closed first
+	if [ -n "$BIRTH_HOOK" ]; then
+		W[$BIRTH_HOOK]=$n
+		S[$BIRTH_HOOK]=$3
+	fi
 }
 
 # ct_attached : every conntrack hook attached (nf_conntrack is live)
@@ -262,7 +279,13 @@ one_run()
 	fi
 	cleanup_all_ns
 	check_eq "$label: connections ok" "$(json_get "$out.client.json" ok)" $N
-	want_clean $N $fam
+	want_clean $N $fam "$closer"
+	if [ -n "$BIRTH_HOOK" ]; then
+		case $closer in
+		client) bcli=$((bcli + 1)) ;;
+		server) bsrv=$((bsrv + 1)) ;;
+		esac
+	fi
 	if [ "$variant" = ct ]; then
 		check_eq "$label: conntrack entries in the client's netns" "$ct_cli" $N
 		check_eq "$label: conntrack entries in the server's netns" "$ct_srv" $N
@@ -330,13 +353,20 @@ pressure_run()
 			continue
 		fi
 		[ "$d" -eq 0 ] || diag "pressure: $hook: $d calls"
+		if [ "$hook" = "$FAIL_HOOK" ]; then
+			check_eq "pressure: $hook calls (one per failed connect(): the client's EADDRNOTAVAIL)" \
+				"$d" $m
+			continue
+		fi
 		calls=$((calls + d))
 	done
-	diag "pressure: $calls function hook calls, $tp tracepoint calls over $m failed connect()s"
-	check_range "pressure: function hook calls over $m failed connect()s (none per connect(), 50 sockets walked each)" \
+	diag "pressure: $calls other function hook calls, $tp tracepoint calls over $m failed connect()s"
+	check_range "pressure: other function hook calls over $m failed connect()s (none per connect(), 50 sockets walked each)" \
 		"$calls" 0 $((m / 5 - 1))
-	check_range "pressure: tracepoint calls (1-3 per failed connect())" \
-		"$tp" "$m" $((3 * m))
+	if [ -n "$STATE_TP" ]; then
+		check_range "pressure: tracepoint calls (1-3 per failed connect())" \
+			"$tp" "$m" $((3 * m))
+	fi
 }
 
 # burst_fits FILE: every connect() of the client's --verbose output FILE
@@ -418,15 +448,15 @@ reuse_run()
 		"$rec" $m
 	check_eq "reuse granted: client TIME_WAIT sockets (one per port)" \
 		"$(tw_sockets "$cli")" 50
-	want_clean $m v4
+	want_clean $m v4 client
 	# by design a grant costs one call: inet_twsk_deschedule_put of the
 	# socket connect() took the tuple from (docs/design.md, TwReuseGranted)
 	W[inet_twsk_deschedule_put]=$rec
 	S[inet_twsk_deschedule_put]=client
 	check_hits "reuse granted" $m
 	diag "reuse granted: per connection, client $CLI_CALLS/$m, server $SRV_CALLS/$m calls, $rec grants ($RACE children lost the ACK/data race)"
-	check_eq "reuse granted: client calls: one per grant" \
-		"$CLI_CALLS" "$rec"
+	check_eq "reuse granted: client calls: one per grant${BIRTH_HOOK:+ and one per birth}" \
+		"$CLI_CALLS" "$((rec + ${BIRTH_HOOK:+m +} 0))"
 	check_range "reuse granted: server calls per connection x$m, less $RACE lost races" \
 		"$SRV_CALLS" 0 $((2 * m))
 
@@ -464,13 +494,18 @@ reuse_run()
 	cleanup_all_ns
 	bg_wait "$SERVER_PID"
 	# the 2 connections' own calls, exactly (the SYN and the child on
-	# the server); the failed connect()s add none: the tracepoint tells
-	# them, 1-3 each
-	own=4
+	# the server, the births on the client where hooked); each failed
+	# connect() one call from 6.1 (FAIL_HOOK), none on 5.10 (the
+	# tracepoint tells them, 1-3 each)
+	own=$((4 + ${BIRTH_HOOK:+2 +} 0))
 	for hook in "${!A[@]}"; do
 		d=$(( ${A[$hook]} - ${B[$hook]:-0} ))
 		case $hook in
 		inet_sock_set_state) tp=$d; continue ;;
+		"$FAIL_HOOK")
+			check_eq "reuse denied: $hook calls (one per failed connect())" \
+				"$d" $md
+			continue ;;
 		tcp_conn_request)
 			check_eq "reuse denied: $hook calls" "$d" 2 ;;
 		tcp_v4_syn_recv_sock)
@@ -483,10 +518,12 @@ reuse_run()
 		calls=$((calls + d))
 	done
 	diag "reuse denied: $calls function hook calls ($RACE lost races), $tp tracepoint calls: 2 connections and $md failed connect()s"
-	check_range "reuse denied: function hook calls beyond the 2 connections' $own (none per failed connect())" \
+	check_range "reuse denied: other function hook calls beyond the 2 connections' $own (none per failed connect())" \
 		"$((calls - RACE - own))" 0 $((md / 5 - 1))
-	check_range "reuse denied: tracepoint calls (4-12 per connection, 1-3 per failed connect())" \
-		"$tp" $((4 * 2 + md)) $((12 * 2 + 3 * md))
+	if [ -n "$STATE_TP" ]; then
+		check_range "reuse denied: tracepoint calls (4-12 per connection, 1-3 per failed connect())" \
+			"$tp" $((4 * 2 + md)) $((12 * 2 + 3 * md))
+	fi
 }
 
 # budget_case NAME RUN...: a test case: the test build loaded, each RUN
@@ -511,6 +548,13 @@ budget_case()
 		return
 	fi
 	diag "hooks: $(awk -F'\t' '{ printf "%s=%s ", $1, $2 }' "$TCPTW_PROC/probes")"
+	BIRTH_HOOK=$(awk -F'\t' '$1 ~ /^inet_twsk_hashdance/ && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
+	FAIL_HOOK=$(awk -F'\t' '$1 == "inet_bhash2_reset_saddr" && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
+	STATE_TP=$(awk -F'\t' '$1 == "inet_sock_set_state" && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
+	diag "birth hook: ${BIRTH_HOOK:-none}, failed connect(): ${FAIL_HOOK:-${STATE_TP:-none}}"
+	# one of the two ways to see a failed connect(), on every kernel
+	[ -n "$FAIL_HOOK$STATE_TP" ] ||
+		check_err 1 "neither inet_bhash2_reset_saddr nor inet_sock_set_state attached"
 	for run in "$@"; do
 		eval "$run"
 	done

@@ -181,7 +181,7 @@ test_exhausted()
 	local name="nginx_upstream: tcp_tw_reuse=0, 50 ports: ConnectPortExhausted == nginx's E99 log lines"
 
 	test_begin "nginx exhausted"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -213,7 +213,7 @@ test_keepalive()
 	local name="nginx_upstream: control: upstream keepalive 32 >= $WRK_CONNS connections -> no error, ConnectPortExhausted 0"
 
 	test_begin "nginx keepalive"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -236,7 +236,7 @@ test_tw_reuse_alone()
 	local rec
 
 	test_begin "nginx tw_reuse=1"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi

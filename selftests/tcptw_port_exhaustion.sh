@@ -142,7 +142,7 @@ test_control()
 	local name="port_exhaustion: control: 200 ports, 80 connects -> ConnectPortExhausted 0"
 
 	test_begin "control"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi

@@ -296,7 +296,7 @@ test_stall()
 	local aborted done_reqs drc n
 
 	test_begin "seed 003 stall"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -374,7 +374,7 @@ test_control()
 	local dir=$TMPDIR_T/control out rc
 
 	test_begin "seed 003 control"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi

@@ -449,7 +449,7 @@ test_ports()
 	local name="seed_004: nginx's ip_local_port_range 20000-20050 -> ConnectPortExhausted == nginx's (99: Cannot assign requested address) lines"
 
 	test_begin "$name"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -471,7 +471,7 @@ test_ports_tw_reuse()
 	local name="seed_004: the same with tcp_tw_reuse=1 -> TwReuseGranted == TWRecycled, ConnectPortExhausted == E99 lines"
 
 	test_begin "$name"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi

@@ -90,7 +90,7 @@ test_bursts()
 	local ok fail rec
 
 	test_begin "bursts $fam"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -225,7 +225,7 @@ test_default_loopback()
 	local name="tw_reuse: default tcp_tw_reuse=2 over 127.0.0.1: granted, TwReuseGranted == TWRecycled"
 
 	test_begin "default loopback"
-	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	if ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$name"
 		return
 	fi
@@ -481,7 +481,7 @@ reuse_delay_begin()
 {
 	test_begin "$1"
 	if ! have_reuse_delay ||
-	   ! probe_gate inet_twsk_deschedule_put inet_sock_set_state; then
+	   ! probe_gate inet_twsk_deschedule_put inet_sock_set_state inet_bhash2_reset_saddr; then
 		log_test "$2"
 		return 1
 	fi

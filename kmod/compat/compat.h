@@ -93,25 +93,55 @@ static inline u32 tcptw_compat_tw_isn(const struct sk_buff *skb)
 #endif
 
 /*
+ * A failed connect(), once the socket was in SYN-SENT: from 6.1 its
+ * failure path calls inet_bhash2_reset_saddr(), which nothing on a clean
+ * connection's path calls (reuse.c hooks its entry). 5.10 calls nothing
+ * there: tcptw reads the failure from the sock:inet_sock_set_state
+ * tracepoint (SYN-SENT -> CLOSE), which then also sees the births below.
+ */
+#ifdef TCPTW_HAVE_CONNECT_FAIL_FN
+#define TCPTW_COMPAT_CONNECT_FAIL_FN	true
+#else
+#define TCPTW_COMPAT_CONNECT_FAIL_FN	false
+#endif
+/* the state-change tracepoint is needed (5.10 alone) */
+#define TCPTW_COMPAT_STATE_TP		(!TCPTW_COMPAT_CONNECT_FAIL_FN)
+
+/*
  * Where the kernel neither stamps a TIME_WAIT socket's birth nor counts
- * it at birth (before v6.14), tcptw sees each birth from its parent's
- * state change (tcptw_tw_born()): the established-hash chain of @hash in
- * @net, where inet_twsk_hashdance() put the new socket. Elsewhere NULL.
+ * it at birth (before v6.14), tcptw sees each birth: on 5.10 from its
+ * parent's state change (tcptw_tw_born()), in the established-hash chain
+ * of @hash in @net, where inet_twsk_hashdance() put the new socket; on
+ * 6.1 to 6.13, whose kernel counts it at birth (TW + TWKilled) and where
+ * the tracepoint is not attached, at the entry of the function that
+ * hashes it (TCPTW_COMPAT_TW_BIRTH_FN, tw.c), for its age alone.
  */
 #if defined(TCPTW_HAVE_TW_ENTRY_STAMP) && defined(TCPTW_HAVE_TW_MIB_AT_BIRTH)
 #define TCPTW_COMPAT_TW_BIRTH_SEEN	false
-static inline struct hlist_nulls_head *
-tcptw_compat_ehash_chain(const struct net *net, u32 hash)
-{
-	return NULL;
-}
 #else
 #define TCPTW_COMPAT_TW_BIRTH_SEEN	true
+#endif
+#define TCPTW_COMPAT_TW_BIRTH_HOOK \
+	(TCPTW_COMPAT_TW_BIRTH_SEEN && !TCPTW_COMPAT_STATE_TP)
+#ifdef TCPTW_HAVE_TW_HASHDANCE_SCHEDULE
+#define TCPTW_COMPAT_TW_BIRTH_FN	"inet_twsk_hashdance_schedule"
+#else
+#define TCPTW_COMPAT_TW_BIRTH_FN	"inet_twsk_hashdance"
+#endif
+
+/* the chain tcptw_tw_born() looks in (5.10); elsewhere NULL */
+#if !defined(TCPTW_HAVE_CONNECT_FAIL_FN) && !defined(TCPTW_HAVE_TW_ENTRY_STAMP)
 static inline struct hlist_nulls_head *
 tcptw_compat_ehash_chain(const struct net *net, u32 hash)
 {
 	return &inet_ehash_bucket(net->ipv4.tcp_death_row.hashinfo,
 				  hash)->chain;
+}
+#else
+static inline struct hlist_nulls_head *
+tcptw_compat_ehash_chain(const struct net *net, u32 hash)
+{
+	return NULL;
 }
 #endif
 
