@@ -24,7 +24,6 @@
  */
 #include <linux/ptrace.h>
 #include <linux/percpu.h>
-#include <linux/sched/clock.h>
 #include <net/tcp.h>
 #include <net/inet_timewait_sock.h>
 
@@ -132,25 +131,24 @@ static enum tw_verdict time_wait_verdict(const struct inet_timewait_sock *tw,
  * host) is no reason to miss a recycle. No pointer here is ever
  * dereferenced: the socket is the deschedule's own.
  */
-#define TW_SYN_WINDOW_NS	NSEC_PER_SEC
+#define TW_SYN_WINDOW	HZ
 
 struct tw_syn_stash {
 	const void *tw;
-	u64 when_ns;		/* local_clock() at the verdict */
+	unsigned long when;	/* jiffies at the verdict */
 	unsigned int rx;	/* this CPU's softnet_data.processed then */
-	s32 age_ms;
 };
 
 static DEFINE_PER_CPU(struct tw_syn_stash, tw_syn_stash);
 
-/* an event about @tw and the segment @s, if this CPU may record one */
-static void tw_event(struct tcptw_state *st, const struct inet_timewait_sock *tw,
-		     const struct tw_seg *s, s32 age_ms, u8 type)
+/* tw_event()'s event, once the rate limit let it through */
+static noinline void tw_event_emit(struct tcptw_state *st,
+				   const struct inet_timewait_sock *tw,
+				   const struct tw_seg *s, s32 age_ms, u8 type)
 {
 	struct tcptw_event ev;
 
-	if (!tcptw_event_start(st, &ev, type))
-		return;
+	tcptw_event_init(&ev, type);
 	tcptw_tuple_from_tw(&ev.t, tw);
 	ev.age_ms = age_ms;
 	tcptw_event_ts_recent(&ev, tw);
@@ -159,6 +157,20 @@ static void tw_event(struct tcptw_state *st, const struct inet_timewait_sock *tw
 		ev.flags |= TCPTW_EV_HAS_TSVAL;
 	}
 	tcptw_event_push(st, &ev);
+}
+
+/*
+ * An event about @tw and the segment @s, if this CPU may record one: the
+ * rate limit's test inline, the event (zeroed on entry on kernels built
+ * with CONFIG_INIT_STACK_ALL_ZERO) built only if it passes
+ */
+static __always_inline void tw_event(struct tcptw_state *st,
+				     const struct inet_timewait_sock *tw,
+				     const struct tw_seg *s, s32 age_ms,
+				     u8 type)
+{
+	if (tcptw_event_ok(st, type))
+		tw_event_emit(st, tw, s, age_ms, type);
 }
 
 /* a SYN PAWS rejected in TIME_WAIT */
@@ -245,8 +257,13 @@ static noinline bool tw_seg_paws(const struct tcp_timewait_sock *tcptw,
 	return tcp_paws_reject(&opt, rst);
 }
 
-/* tcp_timewait_state_process(tw, skb, th, ...) */
-static void tw_process_pre(struct pt_regs *regs)
+/*
+ * tcp_timewait_state_process(tw, skb, th, ...): every segment at a
+ * TIME_WAIT socket, on a callback of its own (compat/hook.h). A SYN it
+ * accepts (TCP_TW_SYN, a recycle if a listener takes it) only leaves
+ * the stash for the deschedule that follows: no state, age or clock.
+ */
+static __always_inline void tw_process_pre(struct pt_regs *regs)
 {
 	struct inet_timewait_sock *tw = (void *)regs_get_kernel_argument(regs, 0);
 	struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
@@ -277,6 +294,16 @@ static void tw_process_pre(struct pt_regs *regs)
 		v = time_wait_verdict(tw, th, &s);
 	if (v == TW_NONE)
 		return;
+	if (v == TW_SYN) {
+		stash->tw = tw;
+		stash->when = jiffies;
+		stash->rx = __this_cpu_read(softnet_data.processed);
+		/* test build: a slow listener lookup (tcptw_syn_recycled.sh) */
+		tcptw_test_udelay(min(tcptw_test_tw_syn_delay_us, 10000U));
+		/* test build: its timer fires on another CPU meanwhile */
+		tcptw_test_tw_unhash(tw);
+		return;
+	}
 
 	rcu_read_lock();
 	st = tcptw_state(net);
@@ -290,16 +317,6 @@ static void tw_process_pre(struct pt_regs *regs)
 	case TW_SYN_SEQ:
 		tcptw_inc(st, TCPTW_TW_SYN_SEQ_REJECTED);
 		tw_event(st, tw, &s, age, TCPTW_EV_TW_SYN_SEQ_REJECTED);
-		break;
-	case TW_SYN:
-		stash->tw = tw;
-		stash->when_ns = local_clock();
-		stash->rx = __this_cpu_read(softnet_data.processed);
-		stash->age_ms = age;
-		/* test build: a slow listener lookup (tcptw_syn_recycled.sh) */
-		tcptw_test_udelay(min(tcptw_test_tw_syn_delay_us, 10000U));
-		/* test build: its timer fires on another CPU meanwhile */
-		tcptw_test_tw_unhash(tw);
 		break;
 	case TW_KILL:
 		tcptw_inc(st, TCPTW_TW_KILLED_BY_RST);
@@ -319,10 +336,33 @@ static void tw_process_pre(struct pt_regs *regs)
 	case TW_FW2_SYN_SEQ:
 		tcptw_inc(st, TCPTW_TW_SYN_FIN_WAIT2_REJECTED);
 		break;
+	case TW_SYN:
 	case TW_NONE:
 		break;
 	}
 out:
+	rcu_read_unlock();
+}
+
+/* a recycle: its count, age histogram, peers row and event */
+static noinline void tw_recycled(const struct inet_timewait_sock *tw)
+{
+	struct tcptw_tuple t = {};
+	struct tcptw_state *st;
+	s32 age;
+
+	rcu_read_lock();
+	/* @tw's own netns: the caller holds @tw, and @tw its netns */
+	st = tcptw_state(twsk_net(tw));
+	if (st) {
+		age = tcptw_tw_age_ms(tw);
+		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
+		tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, age);
+		tcptw_tuple_from_tw(&t, tw);
+		tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
+				TCPTW_PEER_SYN_RECYCLED, 0, 0);
+		tw_event(st, tw, NULL, age, TCPTW_EV_TW_SYN_RECYCLED);
+	}
 	rcu_read_unlock();
 }
 
@@ -340,38 +380,28 @@ out:
  * passes a hashed socket: a SYN's or a RST's verdict, a netns purge,
  * ss -K).
  */
-static void tw_deschedule_pre(struct pt_regs *regs)
+static __always_inline void tw_deschedule_pre(struct pt_regs *regs)
 {
 	const struct inet_timewait_sock *tw =
 		(void *)regs_get_kernel_argument(regs, 0);
 	struct tw_syn_stash *stash = this_cpu_ptr(&tw_syn_stash);
 	bool syn = stash->tw == tw;
-	struct tcptw_tuple t = {};
-	struct tcptw_state *st;
 
 	if (syn)
 		stash->tw = NULL;
 	if (!syn || !in_softirq() ||
 	    stash->rx != __this_cpu_read(softnet_data.processed) ||
-	    local_clock() - stash->when_ns > TW_SYN_WINDOW_NS) {
+	    time_after(jiffies, stash->when + TW_SYN_WINDOW)) {
 		if (hlist_nulls_unhashed(&tw->tw_node))
 			tcptw_reuse_granted(tw);
 		return;
 	}
-	rcu_read_lock();
-	/* @tw's own netns: the caller holds @tw, and @tw its netns */
-	st = tcptw_state(twsk_net(tw));
-	if (st) {
-		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
-		tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, stash->age_ms);
-		tcptw_tuple_from_tw(&t, tw);
-		tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
-				TCPTW_PEER_SYN_RECYCLED, 0, 0);
-		tw_event(st, tw, NULL, stash->age_ms,
-			 TCPTW_EV_TW_SYN_RECYCLED);
-	}
-	rcu_read_unlock();
+	tw_recycled(tw);
 }
+
+/* every recycle and reuse grant, every segment at a TIME_WAIT socket */
+TCPTW_DEFINE_OWN_CB(tw_deschedule_pre)
+TCPTW_DEFINE_OWN_CB(tw_process_pre)
 
 /*
  * Is @tw the TIME_WAIT socket of @sk's connection? Its local port from
@@ -458,9 +488,10 @@ void tcptw_tw_born(const struct sock *sk)
 
 static struct tcptw_probe tw_probes[] = {
 	{ .name = "inet_twsk_deschedule_put", .kind = TCPTW_ENTRY,
-	  .entry = tw_deschedule_pre },
+	  .entry = tw_deschedule_pre,
+	  .own_cb = TCPTW_OWN_CB(tw_deschedule_pre) },
 	{ .name = "tcp_timewait_state_process", .kind = TCPTW_ENTRY,
-	  .entry = tw_process_pre },
+	  .entry = tw_process_pre, .own_cb = TCPTW_OWN_CB(tw_process_pre) },
 	{ .name = TCPTW_COMPAT_TW_BIRTH_FN, .kind = TCPTW_ENTRY,
 	  .entry = tw_birth_pre, .own_cb = TCPTW_OWN_CB(tw_birth_pre),
 	  .unused = !TCPTW_COMPAT_TW_BIRTH_HOOK },
