@@ -219,6 +219,27 @@ static bool tw_seg_tsval(const struct net *net, const struct tcphdr *th,
 	bool saw = false;
 	int opsize;
 
+	/*
+	 * The two layouts Linux sends, whose parse below ends the same way:
+	 * a segment's NOP, NOP, TS (tcp_parse_aligned_timestamp()'s), and a
+	 * SYN's MSS, SACK_PERM, TS, NOP, WS (the only TS in either). Else
+	 * the option walk.
+	 */
+	if (length == TCPOLEN_TSTAMP_ALIGNED &&
+	    get_unaligned_be32(ptr) == (TCPOPT_NOP << 24 | TCPOPT_NOP << 16 |
+					TCPOPT_TIMESTAMP << 8 |
+					TCPOLEN_TIMESTAMP))
+		goto ts_at_4;
+	if (length == 20 && ptr[0] == TCPOPT_MSS && ptr[1] == TCPOLEN_MSS &&
+	    get_unaligned_be32(ptr + 4) == (TCPOPT_SACK_PERM << 24 |
+					    TCPOLEN_SACK_PERM << 16 |
+					    TCPOPT_TIMESTAMP << 8 |
+					    TCPOLEN_TIMESTAMP) &&
+	    ptr[16] == TCPOPT_NOP && ptr[17] == TCPOPT_WINDOW &&
+	    ptr[18] == TCPOLEN_WINDOW) {
+		ptr += 4;
+		goto ts_at_4;
+	}
 	while (length > 0) {
 		switch (*ptr) {
 		case TCPOPT_EOL:
@@ -242,6 +263,12 @@ static bool tw_seg_tsval(const struct net *net, const struct tcphdr *th,
 		length -= opsize;
 	}
 	return saw;
+
+ts_at_4:
+	if (!READ_ONCE(net->ipv4.sysctl_tcp_timestamps))
+		return false;
+	*tsval = get_unaligned_be32(ptr + 4);
+	return true;
 }
 
 /* tcp_paws_reject() of a segment with @tsval at @tcptw */
