@@ -173,20 +173,35 @@ static __always_inline void tw_event(struct tcptw_state *st,
 		tw_event_emit(st, tw, s, age_ms, type);
 }
 
+/*
+ * A SYN at @tw decided: its counter @ctr, the age histogram @hist, the
+ * peers row's column @col (per address: a NAT's source ports vary) and
+ * the event @type. tw_syn_paws() and tw_recycled() differ only in those.
+ */
+static void tw_syn_decided(struct tcptw_state *st,
+			   const struct inet_timewait_sock *tw,
+			   const struct tw_seg *s, s32 age_ms,
+			   enum tcptw_counter ctr, enum tcptw_hist hist,
+			   unsigned int col, u8 type)
+{
+	struct tcptw_tuple t = {};
+
+	tcptw_inc(st, ctr);
+	tcptw_hist_add(st, hist, age_ms);
+	tcptw_tuple_from_tw(&t, tw);
+	tcptw_table_inc(st->peers, t.family, &t.saddr, 0, col, 0, 0);
+	tw_event(st, tw, s, age_ms, type);
+}
+
 /* a SYN PAWS rejected in TIME_WAIT */
 static void tw_syn_paws(struct tcptw_state *st,
 			const struct inet_timewait_sock *tw,
 			const struct tw_seg *s, s32 age_ms)
 {
-	struct tcptw_tuple t = {};
-
-	tcptw_inc(st, TCPTW_TW_SYN_PAWS_REJECTED);
-	tcptw_hist_add(st, TCPTW_HIST_SYN_PAWS_REJECTED, age_ms);
-	/* per address: a NAT's source ports vary */
-	tcptw_tuple_from_tw(&t, tw);
-	tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
-			TCPTW_PEER_SYN_PAWS_REJECTED, 0, 0);
-	tw_event(st, tw, s, age_ms, TCPTW_EV_TW_SYN_PAWS_REJECTED);
+	tw_syn_decided(st, tw, s, age_ms, TCPTW_TW_SYN_PAWS_REJECTED,
+		       TCPTW_HIST_SYN_PAWS_REJECTED,
+		       TCPTW_PEER_SYN_PAWS_REJECTED,
+		       TCPTW_EV_TW_SYN_PAWS_REJECTED);
 }
 
 /* the count of a TIME_WAIT PAWS reject the kernel has no MIB for */
@@ -374,22 +389,16 @@ out:
 /* a recycle: its count, age histogram, peers row and event */
 static noinline void tw_recycled(const struct inet_timewait_sock *tw)
 {
-	struct tcptw_tuple t = {};
 	struct tcptw_state *st;
-	s32 age;
 
 	rcu_read_lock();
 	/* @tw's own netns: the caller holds @tw, and @tw its netns */
 	st = tcptw_state(twsk_net(tw));
-	if (st) {
-		age = tcptw_tw_age_ms(tw);
-		tcptw_inc(st, TCPTW_TW_SYN_RECYCLED);
-		tcptw_hist_add(st, TCPTW_HIST_SYN_RECYCLED, age);
-		tcptw_tuple_from_tw(&t, tw);
-		tcptw_table_inc(st->peers, t.family, &t.saddr, 0,
-				TCPTW_PEER_SYN_RECYCLED, 0, 0);
-		tw_event(st, tw, NULL, age, TCPTW_EV_TW_SYN_RECYCLED);
-	}
+	if (st)
+		tw_syn_decided(st, tw, NULL, tcptw_tw_age_ms(tw),
+			       TCPTW_TW_SYN_RECYCLED, TCPTW_HIST_SYN_RECYCLED,
+			       TCPTW_PEER_SYN_RECYCLED,
+			       TCPTW_EV_TW_SYN_RECYCLED);
 	rcu_read_unlock();
 }
 

@@ -190,7 +190,7 @@ want_clean()
 # ct_attached : every conntrack hook attached (nf_conntrack is live)
 ct_attached()
 {
-	local p
+	local probe
 
 	for p in $CT_PROBES; do
 		[ "$(probe_state "$p")" = attached ] || return 1
@@ -552,9 +552,16 @@ budget_case()
 		return
 	fi
 	diag "hooks: $(awk -F'\t' '{ printf "%s=%s ", $1, $2 }' "$TCPTW_PROC/probes")"
-	BIRTH_HOOK=$(awk -F'\t' '$1 ~ /^inet_twsk_hashdance/ && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
-	FAIL_HOOK=$(awk -F'\t' '$1 == "inet_bhash2_reset_saddr" && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
-	STATE_TP=$(awk -F'\t' '$1 == "inet_sock_set_state" && $3 == "attached" { print $1 }' "$TCPTW_PROC/probes")
+	local probe
+	for probe in inet_twsk_hashdance inet_twsk_hashdance_schedule \
+		 inet_bhash2_reset_saddr inet_sock_set_state; do
+		[ "$(probe_state "$probe")" = attached ] || continue
+		case $probe in
+		inet_twsk_*) BIRTH_HOOK=$probe ;;
+		inet_bhash2_*) FAIL_HOOK=$probe ;;
+		*) STATE_TP=$probe ;;
+		esac
+	done
 	diag "birth hook: ${BIRTH_HOOK:-none}, failed connect(): ${FAIL_HOOK:-${STATE_TP:-none}}"
 	# one of the two ways to see a failed connect(), on every kernel
 	[ -n "$FAIL_HOOK$STATE_TP" ] ||
