@@ -161,8 +161,11 @@ static void rst_sent(const struct sock *sk, const struct sk_buff *skb,
 		rst_sent_event(st, skb, reason);
 }
 
-/* tcp_v{4,6}_send_reset(sk, skb[, reason]) before 6.10 */
-static void send_reset_pre(struct pt_regs *regs)
+/*
+ * tcp_v{4,6}_send_reset(sk, skb[, reason]) before 6.10: every RST of a
+ * flood, on a callback of its own (compat/hook.h)
+ */
+static __always_inline void send_reset_pre(struct pt_regs *regs)
 {
 	const struct sock *sk = (void *)regs_get_kernel_argument(regs, 0);
 	const struct sk_buff *skb = (void *)regs_get_kernel_argument(regs, 1);
@@ -170,6 +173,8 @@ static void send_reset_pre(struct pt_regs *regs)
 	rst_sent(sk, skb, tcptw_compat_rst_reason(regs),
 		 sk && synsent_paws_rejected(sk, skb));
 }
+
+TCPTW_DEFINE_OWN_CB(send_reset_pre)
 
 /* the tcp_send_reset tracepoint's handler (compat/tp_tcp.h), 6.10+ */
 void tcptw_count_rst_sent(const struct sock *sk, const struct sk_buff *skb,
@@ -251,10 +256,10 @@ static struct tcptw_probe rst_probes[] = {
 	  .tp_func = tcptw_tp_tcp_send_reset,
 	  .unused = !TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_v4_send_reset", .kind = TCPTW_ENTRY,
-	  .entry = send_reset_pre,
+	  .entry = send_reset_pre, .own_cb = TCPTW_OWN_CB(send_reset_pre),
 	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_v6_send_reset", .kind = TCPTW_ENTRY,
-	  .entry = send_reset_pre,
+	  .entry = send_reset_pre, .own_cb = TCPTW_OWN_CB(send_reset_pre),
 	  .unused = TCPTW_COMPAT_RST_TRACEPOINT },
 	{ .name = "tcp_send_active_reset", .kind = TCPTW_ENTRY,
 	  .entry = active_reset_pre },

@@ -18,11 +18,12 @@
  *
  * One ops holds every entry site in its filter; the callback finds the
  * hook by the site's address in a small hash. A hook that every
- * connection or every packet of a flood reaches (the listener's:
- * tcp_conn_request, every SYN; tcp_v{4,6}_syn_recv_sock, every
- * handshake's ACK) has an ops of its own, whose callback calls it
- * directly (compat/hook_ftrace.h): about 30 instructions less per call,
- * one more ops each to unregister at unload. From 5.11 the ops asks for
+ * connection or every packet of a flood reaches (the listener's, every
+ * SYN and every handshake's ACK; a TIME_WAIT socket's birth, segments
+ * and deschedule; a failed connect(); a RST sent, before 6.10) has an ops
+ * of its own, whose callback calls it directly (compat/hook_ftrace.h):
+ * about 30 instructions less per call, one more ops each to unregister
+ * at unload. From 5.11 the ops asks for
  * the argument registers only (not SAVE_REGS): ftrace's plain trampoline
  * saves them, and the hooks read nothing else. The ops never modifies
  * the call (no IPMODIFY): livepatch, a kprobe with a post handler and BPF
