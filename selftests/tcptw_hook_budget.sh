@@ -190,7 +190,7 @@ want_clean()
 # ct_attached : every conntrack hook attached (nf_conntrack is live)
 ct_attached()
 {
-	local probe
+	local p
 
 	for p in $CT_PROBES; do
 		[ "$(probe_state "$p")" = attached ] || return 1
