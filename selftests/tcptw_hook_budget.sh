@@ -553,6 +553,7 @@ budget_case()
 	fi
 	diag "hooks: $(awk -F'\t' '{ printf "%s=%s ", $1, $2 }' "$TCPTW_PROC/probes")"
 	local probe
+	BIRTH_HOOK= FAIL_HOOK= STATE_TP=
 	for probe in inet_twsk_hashdance inet_twsk_hashdance_schedule \
 		 inet_bhash2_reset_saddr inet_sock_set_state; do
 		[ "$(probe_state "$probe")" = attached ] || continue
